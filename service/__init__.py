@@ -1,0 +1,1 @@
+"""Rummikub Referee: an HTTP service that referees Rummikub."""

@@ -1,0 +1,67 @@
+"""The rules core: pure Python, standard library only.
+
+Everything that decides what is legal or what it scores lives here: tiles and
+their codes, sets and jokers, the initial meld, whole-turn checking and scoring.
+Errors: :class:`InvalidTileCode` (a string that is not a tile code, a
+``ValueError``) and :class:`IllegalTurn` (a play that breaks rules, carrying
+its :class:`Violation` list).
+"""
+
+from service.rules.meld import initial_meld_value, meets_initial_meld
+from service.rules.options import (
+    FirstPlayerJoker,
+    MatchWinner,
+    Rules,
+    StalemateEnd,
+    StalemateScoring,
+)
+from service.rules.scoring import Outcome, Reason, rack_total, score_stalemate, score_went_out
+from service.rules.sets import SetFault, SetInfo, SetKind, classify, is_valid_set, set_points
+from service.rules.tiles import (
+    COLOURS,
+    JOKER,
+    Colour,
+    InvalidTileCode,
+    Tile,
+    TileSet,
+    codes_of,
+    full_set,
+    parse_tiles,
+)
+from service.rules.turn import IllegalTurn, TurnFault, Violation, check_turn, set_key, tiles_of
+
+__all__ = [
+    "COLOURS",
+    "JOKER",
+    "Colour",
+    "FirstPlayerJoker",
+    "IllegalTurn",
+    "InvalidTileCode",
+    "MatchWinner",
+    "Outcome",
+    "Reason",
+    "Rules",
+    "SetFault",
+    "SetInfo",
+    "SetKind",
+    "StalemateEnd",
+    "StalemateScoring",
+    "Tile",
+    "TileSet",
+    "TurnFault",
+    "Violation",
+    "check_turn",
+    "classify",
+    "codes_of",
+    "full_set",
+    "initial_meld_value",
+    "is_valid_set",
+    "meets_initial_meld",
+    "parse_tiles",
+    "rack_total",
+    "score_stalemate",
+    "score_went_out",
+    "set_key",
+    "set_points",
+    "tiles_of",
+]

@@ -1,0 +1,57 @@
+"""The rule options a match is created with (SPEC section 1), with their defaults."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from service.rules.tiles import TileSet
+
+__all__ = ["FirstPlayerJoker", "MatchWinner", "Rules", "StalemateEnd", "StalemateScoring"]
+
+
+class StalemateScoring(enum.Enum):
+    """How losers score when nobody empties their rack."""
+
+    DIFFERENCE = "difference"  # minus the difference to the winner's total (000)
+    FULL_TOTAL = "full_total"  # minus their whole rack total (003)
+
+
+class StalemateEnd(enum.Enum):
+    """When a game with an empty pool ends."""
+
+    NOBODY_CAN_PLAY = "nobody_can_play"  # default
+    FIRST_CANNOT_PLAY = "first_cannot_play"  # option from 000
+
+
+class MatchWinner(enum.Enum):
+    """How the winner of a match is decided."""
+
+    TOTAL_SCORE = "total_score"
+    MOST_GAMES = "most_games"  # points break ties
+
+
+class FirstPlayerJoker(enum.Enum):
+    """What a joker drawn for the first player counts as."""
+
+    DRAW_AGAIN = "draw_again"
+    THIRTY = "thirty"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Every rule option of a match; the defaults are the official Sabra rules."""
+
+    tile_set: TileSet = TileSet.STANDARD
+    turn_seconds: int = 60
+    initial_meld_points: int = 30
+    joker_worth_zero_in_meld: bool = False
+    joker_locked_sets: bool = False
+    hints: bool = True
+    rounds: int = 1
+    target_score: int | None = None
+    match_winner: MatchWinner = MatchWinner.TOTAL_SCORE
+    stalemate_scoring: StalemateScoring = StalemateScoring.DIFFERENCE
+    stalemate_end: StalemateEnd = StalemateEnd.NOBODY_CAN_PLAY
+    first_player_joker: FirstPlayerJoker = FirstPlayerJoker.DRAW_AGAIN
+    redeal_duplicates: bool = False

@@ -1,0 +1,199 @@
+"""Sets on the table: classifying a run or a group, what each joker stands for, points.
+
+A *group* is 3 or 4 tiles of one number in different colours. A *run* is 3 or more
+consecutive numbers of one colour, listed in ascending order; a joker's position in a
+run fixes the number it stands for (``R11 J R13``: the joker is R12). A set with a
+single numbered tile and jokers can be read both ways (``J R5 J``); the referee takes
+the reading worth more points, and the run when both are worth the same.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Colour, Tile
+
+__all__ = ["SetFault", "SetInfo", "SetKind", "classify", "is_valid_set", "set_points"]
+
+MIN_SET_SIZE = 3
+MAX_GROUP_SIZE = len(COLOURS)
+
+
+class SetKind(enum.Enum):
+    """The two shapes a valid set can have."""
+
+    RUN = "run"
+    GROUP = "group"
+
+
+class SetFault(enum.Enum):
+    """Why a set is invalid; the value is the stable code clients see."""
+
+    TOO_FEW_TILES = "set_too_short"
+    JOKERS_ONLY = "set_of_jokers_only"
+    MIXED = "not_a_run_or_group"
+    GROUP_TOO_LARGE = "group_too_large"
+    GROUP_REPEATS_COLOUR = "group_repeats_colour"
+    RUN_NOT_CONSECUTIVE = "run_not_consecutive"
+    RUN_WRAPS_AROUND = "run_wraps_around"
+    JOKER_OUT_OF_RANGE = "joker_out_of_range"
+
+
+@dataclass(frozen=True, slots=True)
+class SetInfo:
+    """What the referee reads in one set.
+
+    ``jokers`` names what each joker stands for, in order: a tile code in a run
+    (``"R12"``), the possible codes joined by ``|`` in a group (``"K5|O5"``).
+    ``points`` counts each joker as the number it stands for; 0 when invalid.
+    """
+
+    tiles: tuple[Tile, ...]
+    kind: SetKind | None
+    fault: SetFault | None
+    reason: str | None
+    jokers: tuple[str, ...] = ()
+    points: int = 0
+    number: int | None = None
+    colour: Colour | None = None
+    start: int | None = None
+
+    @property
+    def valid(self) -> bool:
+        """Whether the set is a valid run or group."""
+        return self.fault is None
+
+    @property
+    def joker_count(self) -> int:
+        """How many jokers the set holds."""
+        return sum(1 for tile in self.tiles if tile.is_joker)
+
+    @property
+    def stands_for(self) -> tuple[Tile, ...]:
+        """For a valid run: the tile each position stands for, jokers resolved."""
+        if self.kind is not SetKind.RUN or self.start is None or self.colour is None:
+            return ()
+        return tuple(Tile(self.colour, self.start + i) for i in range(len(self.tiles)))
+
+
+def classify(tiles: Sequence[Tile]) -> SetInfo:
+    """Read ``tiles`` (in display order) as a run or a group; never raises.
+
+    Returns a :class:`SetInfo` whose ``fault`` and ``reason`` say what is wrong
+    when the set is invalid.
+    """
+    tiles = tuple(tiles)
+    numbered = [tile for tile in tiles if not tile.is_joker]
+    if len(tiles) < MIN_SET_SIZE:
+        return _invalid(tiles, SetFault.TOO_FEW_TILES, "a set needs at least 3 tiles")
+    if not numbered:
+        return _invalid(tiles, SetFault.JOKERS_ONLY, "a set of jokers only has no defined value")
+    same_number = len({tile.number for tile in numbered}) == 1
+    same_colour = len({tile.colour for tile in numbered}) == 1
+    if len(numbered) == 1:
+        return _best_reading(_as_run(tiles), _as_group(tiles))
+    if same_number:
+        return _as_group(tiles)
+    if same_colour:
+        return _as_run(tiles)
+    return _invalid(
+        tiles,
+        SetFault.MIXED,
+        "a set must be a run (one colour, consecutive numbers) or a group "
+        "(one number, different colours)",
+    )
+
+
+def is_valid_set(tiles: Sequence[Tile]) -> bool:
+    """Return whether ``tiles`` form a valid run or group."""
+    return classify(tiles).valid
+
+
+def set_points(tiles: Sequence[Tile], *, joker_worth_zero: bool = False) -> int:
+    """Return the points of a valid set (0 for an invalid one).
+
+    A tile is worth its number; a joker the number it stands for, or 0 with
+    ``joker_worth_zero`` (the house rule of 002 for the initial meld).
+    """
+    info = classify(tiles)
+    if not joker_worth_zero or not info.valid:
+        return info.points
+    return sum(tile.number or 0 for tile in info.tiles)
+
+
+def _best_reading(run: SetInfo, group: SetInfo) -> SetInfo:
+    if run.valid and (not group.valid or run.points >= group.points):
+        return run
+    if group.valid:
+        return group
+    return run
+
+
+def _as_group(tiles: tuple[Tile, ...]) -> SetInfo:
+    numbered = [tile for tile in tiles if not tile.is_joker]
+    number = numbered[0].number
+    assert number is not None
+    colours = [tile.colour for tile in numbered]
+    for colour in COLOURS:
+        if colours.count(colour) > 1:
+            code = Tile(colour, number).code
+            return _invalid(
+                tiles,
+                SetFault.GROUP_REPEATS_COLOUR,
+                f"a group cannot hold two {code} tiles: its colours must all differ",
+            )
+    if len(tiles) > MAX_GROUP_SIZE:
+        return _invalid(tiles, SetFault.GROUP_TOO_LARGE, "a group holds at most 4 tiles")
+    missing = "|".join(Tile(c, number).code for c in COLOURS if c not in colours)
+    jokers = tuple(missing for tile in tiles if tile.is_joker)
+    return SetInfo(
+        tiles, SetKind.GROUP, None, None, jokers, number * len(tiles), number=number
+    )
+
+
+def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
+    first = next(i for i, tile in enumerate(tiles) if not tile.is_joker)
+    colour, first_number = tiles[first].colour, tiles[first].number
+    assert colour is not None and first_number is not None
+    start = first_number - first
+    for position, tile in enumerate(tiles):
+        if tile.number is not None and tile.number != start + position:
+            return _broken_run(tiles, position)
+    end = start + len(tiles) - 1
+    if start < MIN_NUMBER:
+        return _invalid(
+            tiles, SetFault.JOKER_OUT_OF_RANGE, f"a joker cannot stand for {start}: 1 is the lowest"
+        )
+    if end > MAX_NUMBER:
+        return _invalid(
+            tiles, SetFault.JOKER_OUT_OF_RANGE, f"a joker cannot stand for {end}: nothing follows 13"
+        )
+    stands = [Tile(colour, start + i) for i in range(len(tiles))]
+    jokers = tuple(stands[i].code for i, tile in enumerate(tiles) if tile.is_joker)
+    points = sum(range(start, end + 1))
+    return SetInfo(tiles, SetKind.RUN, None, None, jokers, points, colour=colour, start=start)
+
+
+def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
+    tile = tiles[position]
+    previous = next(
+        (tiles[i] for i in range(position - 1, -1, -1) if not tiles[i].is_joker), None
+    )
+    assert tile.number is not None and previous is not None and previous.number is not None
+    if previous.number == MAX_NUMBER and tile.number == MIN_NUMBER:
+        return _invalid(
+            tiles,
+            SetFault.RUN_WRAPS_AROUND,
+            f"{tile.code} cannot follow {previous.code}: 1 is always the lowest number",
+        )
+    if tile.number <= previous.number:
+        reason = f"{tile.code} cannot follow {previous.code}: a run is listed in ascending order"
+    else:
+        reason = f"{tile.code} cannot follow {previous.code} here: the numbers of a run are consecutive"
+    return _invalid(tiles, SetFault.RUN_NOT_CONSECUTIVE, reason)
+
+
+def _invalid(tiles: tuple[Tile, ...], fault: SetFault, reason: str) -> SetInfo:
+    return SetInfo(tiles, None, fault, reason)

@@ -1,0 +1,158 @@
+"""Tiles and their text notation.
+
+A tile is written as a code: a colour letter and a number (``R7``, ``B13``,
+``K1``, ``O10``) or ``J`` for a joker. :meth:`Tile.parse` and
+:attr:`Tile.code` round-trip, and ``repr`` gives an expression you can paste.
+Multisets of tiles are :class:`collections.Counter` objects.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+__all__ = [
+    "COLOURS",
+    "JOKER",
+    "Colour",
+    "InvalidTileCode",
+    "Tile",
+    "TileSet",
+    "full_set",
+    "parse_tiles",
+    "codes_of",
+]
+
+MIN_NUMBER = 1
+MAX_NUMBER = 13
+JOKER_PENALTY = 30
+
+
+class InvalidTileCode(ValueError):
+    """Raised for a string that is not a tile code."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(
+            f"{code!r} is not a tile code: use a colour R, B, K or O and a number 1-13 "
+            "(R7, K13), or J for a joker"
+        )
+        self.code = code
+
+
+class Colour(enum.Enum):
+    """The four tile colours, valued by their letter."""
+
+    RED = "R"
+    BLUE = "B"
+    BLACK = "K"
+    ORANGE = "O"
+
+
+COLOURS: tuple[Colour, ...] = tuple(Colour)
+
+
+@dataclass(frozen=True, slots=True, order=False)
+class Tile:
+    """One tile: a coloured number, or a joker (``colour`` and ``number`` both ``None``)."""
+
+    colour: Colour | None
+    number: int | None
+
+    @staticmethod
+    def parse(code: str) -> Tile:
+        """Return the tile written as ``code``; raise :class:`InvalidTileCode` otherwise."""
+        return _parse(code) if isinstance(code, str) else _raise(code)
+
+    @property
+    def code(self) -> str:
+        """The tile's code, such as ``"R7"`` or ``"J"``."""
+        if self.colour is None or self.number is None:
+            return "J"
+        return f"{self.colour.value}{self.number}"
+
+    @property
+    def is_joker(self) -> bool:
+        """Whether this tile is a joker."""
+        return self.colour is None
+
+    @property
+    def penalty(self) -> int:
+        """What the tile costs when left on a rack at the end of a game (joker 30)."""
+        return JOKER_PENALTY if self.number is None else self.number
+
+    def __repr__(self) -> str:
+        return f"Tile.parse({self.code!r})"
+
+    def __str__(self) -> str:
+        return self.code
+
+
+def _raise(code: object) -> Tile:
+    raise InvalidTileCode(code)
+
+
+@cache
+def _parse(code: str) -> Tile:
+    if code == "J":
+        return JOKER
+    if len(code) < 2 or len(code) > 3:
+        raise InvalidTileCode(code)
+    try:
+        colour = Colour(code[0])
+    except ValueError:
+        raise InvalidTileCode(code) from None
+    digits = code[1:]
+    if not digits.isdigit() or not digits.isascii() or digits[0] == "0":
+        raise InvalidTileCode(code)
+    number = int(digits)
+    if not MIN_NUMBER <= number <= MAX_NUMBER:
+        raise InvalidTileCode(code)
+    return Tile(colour, number)
+
+
+JOKER = Tile(None, None)
+
+
+class TileSet(enum.Enum):
+    """The boxes the referee can play with: copies of each numbered tile and jokers."""
+
+    STANDARD = "standard"
+    XP = "xp"
+
+    @property
+    def copies(self) -> int:
+        """How many copies of each numbered tile the box holds."""
+        return 2 if self is TileSet.STANDARD else 3
+
+    @property
+    def jokers(self) -> int:
+        """How many jokers the box holds."""
+        return 2 if self is TileSet.STANDARD else 4
+
+    @property
+    def size(self) -> int:
+        """The number of tiles in the box (106 or 160)."""
+        return self.copies * len(COLOURS) * MAX_NUMBER + self.jokers
+
+
+def full_set(tile_set: TileSet = TileSet.STANDARD) -> Counter[Tile]:
+    """Return every tile of the box as a multiset."""
+    tiles: Counter[Tile] = Counter()
+    for colour in COLOURS:
+        for number in range(MIN_NUMBER, MAX_NUMBER + 1):
+            tiles[Tile(colour, number)] = tile_set.copies
+    tiles[JOKER] = tile_set.jokers
+    return tiles
+
+
+def parse_tiles(codes: Iterable[str]) -> tuple[Tile, ...]:
+    """Parse a sequence of codes; raise :class:`InvalidTileCode` at the first bad one."""
+    return tuple(Tile.parse(code) for code in codes)
+
+
+def codes_of(tiles: Iterable[Tile]) -> list[str]:
+    """Return the codes of ``tiles`` in order."""
+    return [tile.code for tile in tiles]

@@ -1,0 +1,236 @@
+"""Checking a whole turn: the table before, the table the player sends, their rack.
+
+A play is legal when every set on the new table is valid, every tile that was on
+the table is still on it, the tiles added all come from the player's rack and at
+least one is added. Before their initial meld a player may only add new sets of
+rack tiles worth at least the threshold, leaving the table's sets untouched. With
+the joker-locked option, a set holding a joker may be extended but not split or
+reduced, except by swapping the real tile for the joker.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from service.rules.meld import initial_meld_value
+from service.rules.options import Rules
+from service.rules.sets import SetFault, SetInfo, SetKind, classify
+from service.rules.tiles import JOKER, Tile
+
+__all__ = ["IllegalTurn", "TurnFault", "Violation", "check_turn", "set_key", "tiles_of"]
+
+
+class TurnFault(enum.Enum):
+    """Why a turn is refused beyond an invalid set; the value is the stable code."""
+
+    TABLE_TILES_MISSING = "table_tiles_missing"
+    JOKER_LEFT_TABLE = "joker_left_table"
+    TILES_NOT_ON_RACK = "tiles_not_on_rack"
+    NO_RACK_TILE_PLAYED = "no_rack_tile_played"
+    TABLE_CHANGED_BEFORE_INITIAL_MELD = "table_changed_before_initial_meld"
+    INITIAL_MELD_BELOW_THRESHOLD = "initial_meld_below_threshold"
+    JOKER_LOCKED_SET_BROKEN = "joker_locked_set_broken"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule: a stable code, a human sentence, and the set it is about.
+
+    ``set_index`` counts from 0 in the table the player sent (or, for
+    ``table_changed_before_initial_meld`` and ``joker_locked_set_broken``, in the
+    table before the turn); the sentence counts from 1.
+    """
+
+    fault: SetFault | TurnFault
+    message: str
+    set_index: int | None = None
+    tiles: tuple[str, ...] = ()
+
+    @property
+    def code(self) -> str:
+        """The stable code of the broken rule, such as ``"joker_out_of_range"``."""
+        return self.fault.value
+
+
+class IllegalTurn(Exception):
+    """Raised when a play breaks the rules; carries every violation."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        super().__init__("; ".join(v.message for v in violations))
+        self.violations = tuple(violations)
+
+
+def tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
+    """Return every tile of ``table`` as a multiset."""
+    counter: Counter[Tile] = Counter()
+    for tiles in table:
+        counter.update(tiles)
+    return counter
+
+
+def set_key(tiles: Sequence[Tile]) -> tuple[str, ...]:
+    """Return what identifies a set regardless of how a group's tiles are ordered."""
+    codes = tuple(tile.code for tile in tiles)
+    return tuple(sorted(codes)) if classify(tiles).kind is SetKind.GROUP else codes
+
+
+def check_turn(
+    before: Sequence[Sequence[Tile]],
+    after: Sequence[Sequence[Tile]],
+    rack: Counter[Tile],
+    *,
+    melded: bool,
+    rules: Rules | None = None,
+) -> list[Violation]:
+    """Return every rule the play from ``before`` to ``after`` breaks; empty when legal."""
+    rules = rules or Rules()
+    infos = [classify(tiles) for tiles in after]
+    violations = [_set_violation(i, info) for i, info in enumerate(infos) if not info.valid]
+    violations += _conservation(tiles_of(before), tiles_of(after), rack)
+    if not melded:
+        violations += _initial_meld(before, after, rules)
+    elif rules.joker_locked_sets:
+        violations += _joker_locks(before, infos)
+    return violations
+
+
+def _label(index: int, tiles: Sequence[Tile]) -> str:
+    return f"set {index + 1} ({' '.join(tile.code for tile in tiles)})"
+
+
+def _set_violation(index: int, info: SetInfo) -> Violation:
+    assert info.fault is not None
+    return Violation(
+        info.fault,
+        f"{_label(index, info.tiles)}: {info.reason}",
+        index,
+        tuple(tile.code for tile in info.tiles),
+    )
+
+
+def _listed(tiles: Counter[Tile]) -> tuple[str, ...]:
+    return tuple(tile.code for tile in sorted(tiles.elements(), key=_order))
+
+
+def _order(tile: Tile) -> tuple[str, int]:
+    return (tile.colour.value if tile.colour else "~", tile.number or 0)
+
+
+def _conservation(before: Counter[Tile], after: Counter[Tile], rack: Counter[Tile]) -> list[Violation]:
+    violations: list[Violation] = []
+    missing = before - after
+    if missing[JOKER]:
+        violations.append(
+            Violation(TurnFault.JOKER_LEFT_TABLE, "a joker on the table must stay on the table")
+        )
+        del missing[JOKER]
+    if missing:
+        codes = _listed(missing)
+        violations.append(
+            Violation(
+                TurnFault.TABLE_TILES_MISSING,
+                f"tiles that were on the table are missing from it: {' '.join(codes)}",
+                tiles=codes,
+            )
+        )
+    added = after - before
+    not_on_rack = added - rack
+    if not_on_rack:
+        codes = _listed(not_on_rack)
+        verb = "is" if len(codes) == 1 else "are"
+        violations.append(
+            Violation(
+                TurnFault.TILES_NOT_ON_RACK,
+                f"{' '.join(codes)} {verb} not on your rack",
+                tiles=codes,
+            )
+        )
+    if not added:
+        violations.append(
+            Violation(
+                TurnFault.NO_RACK_TILE_PLAYED, "a play must add at least one tile from your rack"
+            )
+        )
+    return violations
+
+
+def _initial_meld(
+    before: Sequence[Sequence[Tile]], after: Sequence[Sequence[Tile]], rules: Rules
+) -> list[Violation]:
+    remaining = Counter(set_key(tiles) for tiles in before)
+    new_sets = []
+    for tiles in after:
+        key = set_key(tiles)
+        if remaining[key]:
+            remaining[key] -= 1
+        else:
+            new_sets.append(tiles)
+    violations = []
+    for index, tiles in enumerate(before):
+        key = set_key(tiles)
+        if remaining[key]:
+            remaining[key] -= 1
+            violations.append(
+                Violation(
+                    TurnFault.TABLE_CHANGED_BEFORE_INITIAL_MELD,
+                    f"table {_label(index, tiles)} was changed: before your initial meld "
+                    "you may only add new sets of your own tiles",
+                    index,
+                    tuple(tile.code for tile in tiles),
+                )
+            )
+    if violations:
+        return violations
+    value = initial_meld_value(new_sets, joker_worth_zero=rules.joker_worth_zero_in_meld)
+    if value < rules.initial_meld_points:
+        violations.append(
+            Violation(
+                TurnFault.INITIAL_MELD_BELOW_THRESHOLD,
+                f"your initial meld is worth {value} points; it must be worth at least "
+                f"{rules.initial_meld_points}",
+            )
+        )
+    return violations
+
+
+def _joker_locks(before: Sequence[Sequence[Tile]], after: Sequence[SetInfo]) -> list[Violation]:
+    violations = []
+    for index, tiles in enumerate(before):
+        held = classify(tiles)
+        if not held.valid or not held.joker_count:
+            continue
+        if not any(_keeps(held, candidate) for candidate in after if candidate.valid):
+            violations.append(
+                Violation(
+                    TurnFault.JOKER_LOCKED_SET_BROKEN,
+                    f"table {_label(index, tiles)} holds a joker: it may be extended or have "
+                    "its joker swapped for the real tile, but not split or reduced",
+                    index,
+                    tuple(tile.code for tile in tiles),
+                )
+            )
+    return violations
+
+
+def _keeps(held: SetInfo, candidate: SetInfo) -> bool:
+    """Whether ``candidate`` is ``held`` extended, possibly with jokers swapped out."""
+    if held.kind is SetKind.GROUP:
+        real = Counter(tile for tile in held.tiles if not tile.is_joker)
+        return (
+            candidate.kind is SetKind.GROUP
+            and candidate.number == held.number
+            and len(candidate.tiles) >= len(held.tiles)
+            and not real - Counter(candidate.tiles)
+        )
+    if candidate.kind is not SetKind.RUN or candidate.colour != held.colour:
+        return False
+    assert held.start is not None and candidate.start is not None
+    offset = held.start - candidate.start
+    if offset < 0 or offset + len(held.tiles) > len(candidate.tiles):
+        return False
+    return all(
+        tile.is_joker or candidate.tiles[offset + i] == tile for i, tile in enumerate(held.tiles)
+    )
