@@ -62,12 +62,12 @@ def score_stalemate(
     the winner's total, or minus their full total with
     :attr:`StalemateScoring.FULL_TOTAL`; the winner scores plus the sum.
     """
-    racks = [list(rack) for rack in racks]
-    totals = [rack_total(rack) for rack in racks]
-    seats = len(racks)
+    held = [list(rack) for rack in racks]
+    totals = [rack_total(rack) for rack in held]
+    seats = len(held)
 
     def rank(seat: int) -> tuple[int, int, int]:
-        return (totals[seat], len(racks[seat]), (seat - next_seat) % seats)
+        return (totals[seat], len(held[seat]), (seat - next_seat) % seats)
 
     winner = min(range(seats), key=rank)
     base = totals[winner] if scoring is StalemateScoring.DIFFERENCE else 0

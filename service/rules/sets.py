@@ -148,9 +148,7 @@ def _as_group(tiles: tuple[Tile, ...]) -> SetInfo:
         return _invalid(tiles, SetFault.GROUP_TOO_LARGE, "a group holds at most 4 tiles")
     missing = "|".join(Tile(c, number).code for c in COLOURS if c not in colours)
     jokers = tuple(missing for tile in tiles if tile.is_joker)
-    return SetInfo(
-        tiles, SetKind.GROUP, None, None, jokers, number * len(tiles), number=number
-    )
+    return SetInfo(tiles, SetKind.GROUP, None, None, jokers, number * len(tiles), number=number)
 
 
 def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
@@ -168,7 +166,9 @@ def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
         )
     if end > MAX_NUMBER:
         return _invalid(
-            tiles, SetFault.JOKER_OUT_OF_RANGE, f"a joker cannot stand for {end}: nothing follows 13"
+            tiles,
+            SetFault.JOKER_OUT_OF_RANGE,
+            f"a joker cannot stand for {end}: nothing follows 13",
         )
     stands = [Tile(colour, start + i) for i in range(len(tiles))]
     jokers = tuple(stands[i].code for i, tile in enumerate(tiles) if tile.is_joker)
@@ -178,9 +178,7 @@ def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
 
 def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
     tile = tiles[position]
-    previous = next(
-        (tiles[i] for i in range(position - 1, -1, -1) if not tiles[i].is_joker), None
-    )
+    previous = next((tiles[i] for i in range(position - 1, -1, -1) if not tiles[i].is_joker), None)
     assert tile.number is not None and previous is not None and previous.number is not None
     if previous.number == MAX_NUMBER and tile.number == MIN_NUMBER:
         return _invalid(
@@ -191,7 +189,9 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
     if tile.number <= previous.number:
         reason = f"{tile.code} cannot follow {previous.code}: a run is listed in ascending order"
     else:
-        reason = f"{tile.code} cannot follow {previous.code} here: the numbers of a run are consecutive"
+        reason = (
+            f"{tile.code} cannot follow {previous.code} here: the numbers of a run are consecutive"
+        )
     return _invalid(tiles, SetFault.RUN_NOT_CONSECUTIVE, reason)
 
 

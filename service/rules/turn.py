@@ -52,7 +52,8 @@ class Violation:
     @property
     def code(self) -> str:
         """The stable code of the broken rule, such as ``"joker_out_of_range"``."""
-        return self.fault.value
+        code: str = self.fault.value
+        return code
 
 
 class IllegalTurn(Exception):
@@ -119,7 +120,9 @@ def _order(tile: Tile) -> tuple[str, int]:
     return (tile.colour.value if tile.colour else "~", tile.number or 0)
 
 
-def _conservation(before: Counter[Tile], after: Counter[Tile], rack: Counter[Tile]) -> list[Violation]:
+def _conservation(
+    before: Counter[Tile], after: Counter[Tile], rack: Counter[Tile]
+) -> list[Violation]:
     violations: list[Violation] = []
     missing = before - after
     if missing[JOKER]:

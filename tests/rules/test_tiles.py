@@ -12,7 +12,7 @@ def test_a_tile_code_round_trips(code: str) -> None:
 
 def test_a_tile_repr_can_be_pasted_back() -> None:
     tile = Tile.parse("O12")
-    assert eval(repr(tile)) == tile  # noqa: S307
+    assert eval(repr(tile)) == tile
 
 
 @pytest.mark.parametrize(

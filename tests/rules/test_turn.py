@@ -10,7 +10,9 @@ def codes(violations: list) -> list[str]:
 
 
 def check(before: str, after: str, hand: str, *, melded: bool = True, **options: object) -> list:
-    return check_turn(table(before), table(after), rack(hand), melded=melded, rules=Rules(**options))
+    return check_turn(
+        table(before), table(after), rack(hand), melded=melded, rules=Rules(**options)
+    )
 
 
 # Manipulation (002): each is legal after the initial meld.

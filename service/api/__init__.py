@@ -1,0 +1,1 @@
+"""The HTTP layer: blueprints, schemas, the one error handler, seat-token auth."""

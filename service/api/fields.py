@@ -1,0 +1,36 @@
+"""Marshmallow fields for the referee's notation: tile codes and tables of sets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import ValidationError, fields, validate
+
+from service.rules import InvalidTileCode, Tile
+
+__all__ = ["MAX_SET_TILES", "MAX_TABLE_SETS", "Table", "TileCode"]
+
+MAX_TABLE_SETS = 60
+MAX_SET_TILES = 40
+
+
+class TileCode(fields.Field):
+    """A tile written as its code (``R7``, ``J``), loaded as a :class:`Tile`."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> Tile:
+        try:
+            return Tile.parse(value)
+        except InvalidTileCode as error:
+            raise ValidationError(str(error)) from None
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
+        return None if value is None else str(value)
+
+
+def Table(**kwargs: Any) -> fields.List:
+    """A list of sets, each a list of tile codes in display order."""
+    a_set = fields.List(TileCode(), validate=validate.Length(max=MAX_SET_TILES))
+    return fields.List(a_set, validate=validate.Length(max=MAX_TABLE_SETS), **kwargs)

@@ -1,0 +1,65 @@
+"""``POST /v1/meld-check``: the 30-point initial meld checker, no match needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint
+from marshmallow import Schema, fields, validate
+
+from service.api.fields import Table
+from service.api.parsing import load_body
+from service.rules import classify, set_points
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("meld", __name__)
+
+
+class MeldRulesSchema(Schema):
+    initial_meld_points = fields.Integer(load_default=30, validate=validate.Range(min=0, max=1000))
+    joker_worth_zero_in_meld = fields.Boolean(load_default=False)
+
+
+class MeldCheckSchema(Schema):
+    sets = Table(required=True)
+    rules = fields.Nested(MeldRulesSchema, load_default=lambda: MeldRulesSchema().load({}))
+
+
+meld_check_schema = MeldCheckSchema()
+
+
+@blueprint.post("/v1/meld-check")
+def meld_check() -> dict[str, Any]:
+    """Say, set by set, what the sets are worth and whether they make an initial meld."""
+    body = load_body(meld_check_schema)
+    return check_meld(body["sets"], **body["rules"])
+
+
+def check_meld(
+    sets: list[list[Any]], *, initial_meld_points: int, joker_worth_zero_in_meld: bool
+) -> dict[str, Any]:
+    """Return the meld-check answer for ``sets`` (lists of tiles)."""
+    answers = []
+    for tiles in sets:
+        info = classify(tiles)
+        answers.append(
+            {
+                "tiles": [tile.code for tile in tiles],
+                "valid": info.valid,
+                "kind": info.kind.value if info.kind else None,
+                "points": set_points(tiles, joker_worth_zero=joker_worth_zero_in_meld),
+                "jokers": list(info.jokers),
+                "reason": info.reason,
+                "code": info.fault.value if info.fault else None,
+            }
+        )
+    points = sum(answer["points"] for answer in answers)
+    return {
+        "sets": answers,
+        "points": points,
+        "threshold": initial_meld_points,
+        "meets_initial_meld": bool(answers)
+        and all(answer["valid"] for answer in answers)
+        and points >= initial_meld_points,
+    }

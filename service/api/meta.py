@@ -1,0 +1,31 @@
+"""Health, readiness and the contract itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app
+
+__all__ = ["blueprint", "SPEC_PATH"]
+
+blueprint = Blueprint("meta", __name__)
+SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+
+
+@blueprint.get("/healthz")
+def healthz() -> dict[str, str]:
+    """Answer 200 while the process is up."""
+    return {"status": "ok"}
+
+
+@blueprint.get("/readyz")
+def readyz() -> dict[str, str]:
+    """Answer 200 when Redis answers a PING (503 problem otherwise, via the error handler)."""
+    current_app.extensions["redis"].ping()
+    return {"status": "ready"}
+
+
+@blueprint.get("/openapi.yaml")
+def openapi_yaml() -> Response:
+    """Serve the OpenAPI 3.1 contract this service follows."""
+    return Response(current_app.extensions["openapi_text"], mimetype="application/yaml")

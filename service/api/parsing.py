@@ -1,0 +1,57 @@
+"""Reading request bodies: JSON, guarded against depth and size, then a marshmallow schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import request
+from marshmallow import Schema, ValidationError
+
+from service.api.errors import BadRequest
+
+__all__ = ["load_body"]
+
+
+def load_body(schema: Schema) -> Any:
+    """Return the request's JSON body loaded by ``schema``; raise :class:`BadRequest`.
+
+    Malformed or too deeply nested JSON (``RecursionError``) and schema errors are 400 answers; the
+    body-size limit (413) is enforced by Flask's ``MAX_CONTENT_LENGTH``.
+    """
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        data: Any = {}
+    else:
+        data = _parse(raw)
+    try:
+        return schema.load(data)
+    except ValidationError as error:
+        raise BadRequest(
+            "the request body does not match the schema: " + _summary(error.messages),
+            kind="invalid-body",
+            errors=error.messages,
+        ) from None
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BadRequest("the JSON body is nested too deeply", kind="invalid-json") from None
+    except ValueError as error:
+        raise BadRequest(f"the body is not valid JSON: {error}", kind="invalid-json") from None
+
+
+def _summary(messages: Any, path: str = "") -> str:
+    if isinstance(messages, dict):
+        parts = [
+            _summary(value, f"{path}.{key}" if path else str(key))
+            for key, value in messages.items()
+        ]
+        return "; ".join(parts)
+    if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        return f"{path or 'body'}: {' '.join(messages)}"
+    if isinstance(messages, list):
+        return "; ".join(_summary(m, path) for m in messages)
+    return f"{path or 'body'}: {messages}"

@@ -1,0 +1,36 @@
+"""The app factory: ``gunicorn 'service.app:create_app()'``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from service.api import errors, meld, meta
+from service.config import Settings
+from service.store.connection import connect
+
+__all__ = ["create_app"]
+
+
+def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
+    """Build the app: settings from the environment, then ``overrides``, then resources.
+
+    ``overrides`` holds :class:`Settings` field names (``redis_url``, ``test_mode``...).
+    """
+    settings = Settings.from_env().with_overrides(overrides)
+    app = Flask(__name__)
+    app.config.update(
+        REFEREE_SETTINGS=settings,
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        JSON_SORT_KEYS=False,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.compact = True  # type: ignore[attr-defined]
+    app.extensions["redis"] = connect(settings)
+    app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
+    errors.init_app(app)
+    for blueprint in (meta.blueprint, meld.blueprint):
+        app.register_blueprint(blueprint)
+    return app

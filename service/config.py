@@ -1,0 +1,80 @@
+"""Configuration from the environment, with documented defaults (see README)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
+
+__all__ = ["Settings"]
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in _TRUE
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of the service; ``from_env`` reads them from environment variables."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
+    redis_connect_timeout: float = 0.5
+    redis_socket_timeout: float = 0.5
+    redis_max_connections: int = 32
+    redis_pool_timeout: float = 0.5
+    test_mode: bool = False
+    max_body_bytes: int = 64 * 1024
+    finished_match_ttl: int = 7 * 24 * 3600
+    retry_after_seconds: int = 1
+    rate_limit: str = ""  # flask-limiter syntax, empty: no limit
+    cors_origins: tuple[str, ...] = field(default_factory=tuple)
+
+    _ENV: ClassVar[dict[str, str]] = {
+        "redis_url": "REDIS_URL",
+        "redis_cluster_nodes": "REDIS_CLUSTER_NODES",
+        "redis_connect_timeout": "REDIS_CONNECT_TIMEOUT",
+        "redis_socket_timeout": "REDIS_SOCKET_TIMEOUT",
+        "redis_max_connections": "REDIS_MAX_CONNECTIONS",
+        "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
+        "test_mode": "REFEREE_TEST_MODE",
+        "max_body_bytes": "MAX_BODY_BYTES",
+        "finished_match_ttl": "FINISHED_MATCH_TTL",
+        "retry_after_seconds": "RETRY_AFTER_SECONDS",
+        "rate_limit": "RATE_LIMIT",
+        "cors_origins": "CORS_ORIGINS",
+    }
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Return the settings named by ``environ`` (default: ``os.environ``)."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            name = cls._ENV.get(f.name)
+            if name is None or name not in environ:
+                continue
+            values[f.name] = _convert(f.name, environ[name], getattr(cls(), f.name))
+        return cls(**values)
+
+    def with_overrides(self, overrides: Mapping[str, Any] | None) -> Settings:
+        """Return these settings with ``overrides`` (field names) applied."""
+        return replace(self, **dict(overrides or {}))
+
+
+def _convert(name: str, raw: str, default: object) -> object:
+    try:
+        if isinstance(default, bool):
+            return _flag(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, tuple):
+            return tuple(part.strip() for part in raw.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"environment variable for {name} is not valid: {raw!r}") from None
+    return raw

@@ -1,0 +1,1 @@
+"""Redis storage: connections, matches saved atomically, idempotency records, the event log."""

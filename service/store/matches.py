@@ -1,0 +1,177 @@
+"""Matches in Redis: every change is one atomic, version-checked Lua script.
+
+Keys of a match share one Redis Cluster hash tag, ``{m:<id>}``:
+
+``{m:<id>}:state``   a hash: ``v`` the version, ``s`` the state as JSON (secret: racks, pool)
+``{m:<id>}:events``  a stream of public events, entry ids ``0-<seq>`` (seq counts from 1)
+``{m:<id>}:idem:<seat>:<key>``  the first answer to an ``Idempotency-Key``
+
+The commit script checks the version, then writes the state, the events and the
+idempotency record together, so no update is lost, and a move is either wholly
+applied or not at all. Deadlines live in ``deadlines`` (a sorted set scored by
+the turn deadline) for the sweeper; it is written after the commit and is only a
+hint: settling always reads the match itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
+
+DEADLINES = "deadlines"
+
+_COMMIT = """
+local current = redis.call('HGET', KEYS[1], 'v')
+if ARGV[1] == '' then
+  if current then return {0, current} end
+elseif current ~= ARGV[1] then
+  return {0, current or ''}
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
+local events = tonumber(ARGV[6])
+for i = 0, events - 1 do
+  redis.call('XADD', KEYS[2], '0-' .. ARGV[7 + 2 * i], 'e', ARGV[8 + 2 * i])
+end
+if ARGV[4] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
+end
+local ttl = tonumber(ARGV[#ARGV])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+return {1, ARGV[2]}
+"""
+
+
+class VersionConflict(Exception):
+    """The stored version is not the one the change was computed from."""
+
+    def __init__(self, current: int | None) -> None:
+        super().__init__(f"stored version is {current}")
+        self.current = current
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """A match as stored: its version, its state (a JSON-ready dict), its event count."""
+
+    version: int
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What a commit wrote."""
+
+    version: int
+
+
+def _tag(match_id: str) -> str:
+    return "{m:" + match_id + "}"
+
+
+class MatchStore:
+    """Load and save matches atomically in Redis (or Redis Cluster)."""
+
+    def __init__(self, redis: Any, *, idempotency_ttl: int = 24 * 3600) -> None:
+        self.redis = redis
+        self.idempotency_ttl = idempotency_ttl
+        self._commit = redis.register_script(_COMMIT)
+
+    @staticmethod
+    def state_key(match_id: str) -> str:
+        """The key of a match's state hash."""
+        return _tag(match_id) + ":state"
+
+    @staticmethod
+    def events_key(match_id: str) -> str:
+        """The key of a match's event stream."""
+        return _tag(match_id) + ":events"
+
+    @staticmethod
+    def idempotency_key(match_id: str, seat: int, key: str) -> str:
+        """The key of an idempotency record."""
+        return f"{_tag(match_id)}:idem:{seat}:{key}"
+
+    def now(self) -> float:
+        """Return the one clock every instance shares: Redis ``TIME`` in seconds."""
+        seconds, micros = self.redis.time()
+        return int(seconds) + int(micros) / 1_000_000
+
+    def load(self, match_id: str) -> StoredMatch | None:
+        """Return the stored match, or ``None`` when there is none."""
+        version, state = self.redis.hmget(self.state_key(match_id), "v", "s")
+        if version is None or state is None:
+            return None
+        return StoredMatch(int(version), json.loads(state))
+
+    def commit(
+        self,
+        match_id: str,
+        *,
+        expected_version: int | None,
+        version: int,
+        state: dict[str, Any],
+        events: Sequence[tuple[int, dict[str, Any]]],
+        idempotency: tuple[str, dict[str, Any]] | None = None,
+        ttl: int = 0,
+    ) -> Committed:
+        """Write ``state`` at ``version`` if the stored version is ``expected_version``.
+
+        ``expected_version`` ``None`` means the match must not exist yet. ``events``
+        are ``(seq, event)`` pairs appended to the stream; ``idempotency`` is
+        ``(redis key, record)``; ``ttl`` > 0 makes the match expire (finished).
+        Raises :class:`VersionConflict` when another change got there first.
+        """
+        idem_key, idem_value = ("", "")
+        if idempotency is not None:
+            idem_key, record = idempotency
+            idem_value = json.dumps(record, separators=(",", ":"))
+        argv: list[Any] = [
+            "" if expected_version is None else str(expected_version),
+            str(version),
+            json.dumps(state, separators=(",", ":")),
+            idem_value,
+            str(self.idempotency_ttl),
+            str(len(events)),
+        ]
+        for seq, event in events:
+            argv += [str(seq), json.dumps(event, separators=(",", ":"))]
+        argv.append(str(ttl))
+        keys = [
+            self.state_key(match_id),
+            self.events_key(match_id),
+            idem_key or self.state_key(match_id),
+        ]
+        ok, current = self._commit(keys=keys, args=argv)
+        if int(ok) != 1:
+            raise VersionConflict(int(current) if current not in (None, "") else None)
+        return Committed(version)
+
+    def events(self, match_id: str, *, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+        """Return up to ``limit`` public events with a sequence number above ``after``."""
+        entries = self.redis.xrange(
+            self.events_key(match_id), min=f"(0-{after}", max="+", count=limit
+        )
+        return [json.loads(fields["e"]) for _, fields in entries]
+
+    def idempotent_answer(self, match_id: str, seat: int, key: str) -> dict[str, Any] | None:
+        """Return the recorded first answer to ``key`` from ``seat``, if any."""
+        raw = self.redis.get(self.idempotency_key(match_id, seat, key))
+        return None if raw is None else dict(json.loads(raw))
+
+    def schedule(self, match_id: str, deadline: float | None) -> None:
+        """Record (or clear) the match's next deadline for the sweeper."""
+        if deadline is None:
+            self.redis.zrem(DEADLINES, match_id)
+        else:
+            self.redis.zadd(DEADLINES, {match_id: deadline})
+
+    def due(self, now: float, *, limit: int = 100) -> list[str]:
+        """Return ids of matches whose deadline has passed."""
+        return list(self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit))
