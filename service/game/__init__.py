@@ -1,0 +1,104 @@
+"""The match state machine: pure Python, importing only the standard library and the rules.
+
+A :class:`Match` is frozen; every transition is a function that takes it (with the clock
+as ``now`` and randomness as ``rng`` where needed) and returns a :class:`Transition`:
+the new match and the public :class:`Event` records it produced, one version each.
+
+- creating: :func:`new_match`, :func:`from_setup` (test mode), :func:`next_game`;
+- a turn: :func:`play`, :func:`draw`, :func:`pass_turn`, :func:`save_draft`;
+- time: :func:`settle` handles every passed deadline, in order;
+- the solver's proof: :func:`stalemate_if_nobody_can_play`;
+- storage: :func:`to_dict`, :func:`from_dict`, :func:`event_to_dict`, :func:`event_from_dict`;
+- clients: :func:`public_view`, :func:`private_view`.
+
+Errors are drawn in :mod:`service.game.errors`; a play that breaks the rules raises
+:class:`service.rules.IllegalTurn`.
+"""
+
+from service.game.codec import (
+    FORMAT,
+    event_from_dict,
+    event_to_dict,
+    from_dict,
+    rules_from_dict,
+    rules_to_dict,
+    to_dict,
+)
+from service.game.deal import HAND_SIZE
+from service.game.ending import match_winner
+from service.game.errors import (
+    BadSetup,
+    DeadlinePassed,
+    GameError,
+    InvalidMatch,
+    MatchDecodeError,
+    NotYourTurn,
+    PassRefused,
+    PoolEmpty,
+    PoolNotEmpty,
+    UnknownSeat,
+    WrongPhase,
+)
+from service.game.match import from_setup, new_match, next_game
+from service.game.state import (
+    CanPlay,
+    Ending,
+    Event,
+    GameResult,
+    Match,
+    Player,
+    PlayerSpec,
+    Setup,
+    Status,
+    Table,
+    Transition,
+)
+from service.game.timers import draft_changes_table, settle
+from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
+from service.game.views import private_view, public_view
+
+__all__ = [
+    "FORMAT",
+    "HAND_SIZE",
+    "BadSetup",
+    "CanPlay",
+    "DeadlinePassed",
+    "Ending",
+    "Event",
+    "GameError",
+    "GameResult",
+    "InvalidMatch",
+    "Match",
+    "MatchDecodeError",
+    "NotYourTurn",
+    "PassRefused",
+    "Player",
+    "PlayerSpec",
+    "PoolEmpty",
+    "PoolNotEmpty",
+    "Setup",
+    "Status",
+    "Table",
+    "Transition",
+    "UnknownSeat",
+    "WrongPhase",
+    "draft_changes_table",
+    "draw",
+    "event_from_dict",
+    "event_to_dict",
+    "from_dict",
+    "from_setup",
+    "match_winner",
+    "new_match",
+    "next_game",
+    "pass_turn",
+    "play",
+    "private_view",
+    "public_view",
+    "rules_from_dict",
+    "rules_to_dict",
+    "save_draft",
+    "settle",
+    "stalemate_if_nobody_can_play",
+    "to_dict",
+]

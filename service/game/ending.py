@@ -1,0 +1,106 @@
+"""The end of a game and of a match: scores into totals, the match winner.
+
+A match is finished after its last game (``rules.rounds`` × players), or, with
+``rules.target_score``, after the game in which some total reaches the target.
+The match winner has the highest total (ties: most games won), or with
+:attr:`MatchWinner.MOST_GAMES` the most games won (ties: highest total); a tie
+that remains goes to the lowest seat number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from service.game.state import Ending, GameResult, Match, Player, Status, Transition, record
+from service.rules import MatchWinner, Outcome, Rules, score_stalemate, score_went_out
+
+__all__ = ["end_game", "match_is_over", "match_winner", "stalemate", "went_out"]
+
+
+def went_out(match: Match, seat: int, *, at: float) -> Transition:
+    """End the game that ``seat`` won by emptying their rack."""
+    outcome = score_went_out([player.rack for player in match.players], seat)
+    return end_game(match, outcome, Ending.WENT_OUT, at=at)
+
+
+def stalemate(match: Match, ending: Ending, *, next_seat: int, at: float) -> Transition:
+    """End the game with nobody out; ``next_seat`` (who would play next) breaks ties."""
+    outcome = score_stalemate(
+        [player.rack for player in match.players],
+        scoring=match.rules.stalemate_scoring,
+        next_seat=next_seat,
+    )
+    return end_game(match, outcome, ending, at=at)
+
+
+def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Transition:
+    """Add the game's scores to the totals and end the game, and the match if it is over.
+
+    Emits ``game_over`` and, when the match is over, ``match_finished``.
+    """
+    players = tuple(
+        replace(
+            player,
+            score=player.score + outcome.scores[seat],
+            games_won=player.games_won + (seat == outcome.winner),
+        )
+        for seat, player in enumerate(match.players)
+    )
+    ended = replace(
+        match,
+        players=players,
+        status=Status.GAME_OVER,
+        turn_deadline=None,
+        draft=None,
+        outcomes=(*match.outcomes, GameResult(match.game_number, outcome, ending)),
+    )
+    transition = record(
+        ended,
+        "game_over",
+        at=at,
+        seat=None,
+        game_number=match.game_number,
+        reason=outcome.reason.value,
+        ending=ending.value,
+        winner=outcome.winner,
+        scores=list(outcome.scores),
+        totals=[player.score for player in players],
+    )
+    if not match_is_over(ended):
+        return transition
+    return transition.then(lambda over: _finish_match(over, at=at))
+
+
+def match_is_over(match: Match) -> bool:
+    """Whether the game just ended was the match's last."""
+    target = match.rules.target_score
+    return match.game_number >= match.games_total or (
+        target is not None and any(player.score >= target for player in match.players)
+    )
+
+
+def match_winner(players: Sequence[Player], rules: Rules) -> int:
+    """Return the seat that wins the match (see the module's docstring for ties)."""
+
+    def rank(seat: int) -> tuple[int, int, int]:
+        player = players[seat]
+        if rules.match_winner is MatchWinner.MOST_GAMES:
+            return (player.games_won, player.score, -seat)
+        return (player.score, player.games_won, -seat)
+
+    return max(range(len(players)), key=rank)
+
+
+def _finish_match(match: Match, *, at: float) -> Transition:
+    winner = match_winner(match.players, match.rules)
+    return record(
+        replace(match, status=Status.FINISHED, winner=winner),
+        "match_finished",
+        at=at,
+        seat=None,
+        winner=winner,
+        totals=[player.score for player in match.players],
+        games_won=[player.games_won for player in match.players],
+        games_played=match.game_number,
+    )

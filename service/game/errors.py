@@ -1,0 +1,101 @@
+"""Why the match state machine refuses a transition.
+
+Exception tree (each class carries a stable ``kind``, the end of the problem ``type``)::
+
+    GameError                    every refusal; the match is left unchanged
+    ├── InvalidMatch (ValueError)    players or rules a match cannot start with
+    │   └── BadSetup                 a test-mode setup the box or the rules cannot produce
+    ├── UnknownSeat (LookupError)    a seat number the match does not have
+    ├── NotYourTurn                  another seat is playing
+    ├── WrongPhase                   not possible in this phase of the match
+    │   ├── DeadlinePassed           the turn's deadline has passed: settle the match first
+    │   ├── PoolEmpty                a draw with an empty pool: play or pass instead
+    │   └── PoolNotEmpty             a pass with tiles left in the pool: draw instead
+    └── PassRefused                  a pass although a legal play exists
+
+A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
+with its violations; :class:`MatchDecodeError` (a ``ValueError``) means stored
+state could not be read back.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BadSetup",
+    "DeadlinePassed",
+    "GameError",
+    "InvalidMatch",
+    "MatchDecodeError",
+    "NotYourTurn",
+    "PassRefused",
+    "PoolEmpty",
+    "PoolNotEmpty",
+    "UnknownSeat",
+    "WrongPhase",
+]
+
+
+class GameError(Exception):
+    """Base of every refused transition; ``kind`` is its stable code."""
+
+    kind = "game-error"
+
+
+class InvalidMatch(GameError, ValueError):
+    """Players or rules a match cannot be created with (e.g. 5 players on the standard set)."""
+
+    kind = "invalid-match"
+
+
+class BadSetup(InvalidMatch):
+    """A test-mode setup that the box or the rules cannot produce."""
+
+    kind = "bad-setup"
+
+
+class UnknownSeat(GameError, LookupError):
+    """A seat number outside the match."""
+
+    kind = "unknown-seat"
+
+
+class NotYourTurn(GameError):
+    """The seat acting is not the seat whose turn it is."""
+
+    kind = "not-your-turn"
+
+
+class WrongPhase(GameError):
+    """The transition is not possible in this phase (game over, match finished...)."""
+
+    kind = "wrong-phase"
+
+
+class DeadlinePassed(WrongPhase):
+    """The turn's deadline has passed and :func:`settle` has not been applied yet."""
+
+    kind = "deadline-passed"
+
+
+class PoolEmpty(WrongPhase):
+    """A draw was asked for with an empty pool: the player must play or pass."""
+
+    kind = "pool-empty"
+
+
+class PoolNotEmpty(WrongPhase):
+    """A pass was asked for while the pool still holds tiles: the player must play or draw."""
+
+    kind = "pool-not-empty"
+
+
+class PassRefused(GameError):
+    """A pass was asked for although the solver found a legal play."""
+
+    kind = "pass-refused"
+
+
+class MatchDecodeError(ValueError):
+    """Stored match state or events that cannot be decoded."""
+
+    kind = "corrupt-state"

@@ -1,0 +1,212 @@
+"""The state of a match, frozen: players, pool, table, whose turn, and what has happened.
+
+Every change goes through a transition function that returns a :class:`Transition`:
+the new :class:`Match` and the public :class:`Event` records it produced. Each event
+raises the match's ``version`` by one and carries the version it produced, so the
+n-th event of a match's log has version n and ``match.version`` is the version of
+its last event.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from service.rules import COLOURS, Outcome, Rules, Tile, codes_of, parse_tiles
+
+__all__ = [
+    "CanPlay",
+    "Ending",
+    "Event",
+    "GameResult",
+    "Match",
+    "Player",
+    "PlayerSpec",
+    "Setup",
+    "Status",
+    "Table",
+    "Transition",
+    "as_table",
+    "sorted_rack",
+    "table_codes",
+]
+
+Table = tuple[tuple[Tile, ...], ...]
+
+CanPlay = Callable[[Table, Counter[Tile], bool, Rules], bool | None]
+"""The solver's hook: ``can_play(table, rack, melded, rules)`` says whether a legal play
+exists (``True``), none does (``False``) or it cannot tell (``None``)."""
+
+
+class Status(enum.Enum):
+    """The phase of a match."""
+
+    PLAYING = "playing"
+    GAME_OVER = "game_over"  # a game has ended; next_game starts the next one
+    FINISHED = "finished"  # the last game has ended; the match has a winner
+
+
+class Ending(enum.Enum):
+    """What ended a game (the :class:`service.rules.Reason` says how it was scored)."""
+
+    WENT_OUT = "went_out"  # a player emptied their rack
+    ALL_PASSED = "all_passed"  # with an empty pool, every player passed in a row
+    FIRST_CANNOT_PLAY = "first_cannot_play"  # option: the first pass with an empty pool
+    NOBODY_CAN_PLAY = "nobody_can_play"  # the solver proved that no player can play
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSpec:
+    """Who sits at a seat when a match is created."""
+
+    name: str
+    bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """A seat: its rack (sorted, see :func:`sorted_rack`), initial meld and match record."""
+
+    name: str
+    bot: bool
+    rack: tuple[Tile, ...]
+    melded: bool = False
+    score: int = 0  # the match total
+    games_won: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """A finished game: its number, how it was scored and what ended it."""
+
+    game_number: int
+    outcome: Outcome
+    ending: Ending
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """The whole state of a match; ``pool`` is secret and in draw order (``pool[0]`` next)."""
+
+    id: str
+    rules: Rules
+    players: tuple[Player, ...]
+    pool: tuple[Tile, ...]
+    table: Table
+    draft: Table | None
+    status: Status
+    current_seat: int
+    turn_started: float
+    turn_deadline: float | None
+    game_number: int
+    game_first_seat: int
+    passes_in_a_row: int
+    version: int
+    outcomes: tuple[GameResult, ...]
+    seed: int | None
+    created_at: float
+    winner: int | None = None  # the match winner, once finished
+
+    @property
+    def games_total(self) -> int:
+        """How many games the match lasts without a target score: rounds × players."""
+        return self.rules.rounds * len(self.players)
+
+    def next_seat(self, seat: int) -> int:
+        """The seat that plays after ``seat`` (clockwise)."""
+        return (seat + 1) % len(self.players)
+
+    def with_player(self, seat: int, player: Player) -> Match:
+        """Return the match with ``player`` at ``seat``."""
+        players = list(self.players)
+        players[seat] = player
+        return replace(self, players=tuple(players))
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One public record of the event log; ``data`` is JSON-ready and never secret."""
+
+    type: str
+    version: int
+    at: float
+    seat: int | None
+    data: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What a transition returns: the new match, its events, and the tiles the actor drew."""
+
+    match: Match
+    events: tuple[Event, ...]
+    drawn: tuple[Tile, ...] = ()
+
+    def then(self, step: Callable[[Match], Transition]) -> Transition:
+        """Apply ``step`` to the new match and return both transitions as one."""
+        following = step(self.match)
+        return Transition(
+            following.match, self.events + following.events, self.drawn + following.drawn
+        )
+
+
+def record(
+    match: Match, event_type: str, *, at: float, seat: int | None, **data: object
+) -> Transition:
+    """Return ``match`` one version on, with the event that produced that version."""
+    version = match.version + 1
+    return Transition(
+        replace(match, version=version), (Event(event_type, version, at, seat, dict(data)),)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """A test-mode start: the racks, the pool in draw order, the table, who melded, who starts."""
+
+    racks: tuple[tuple[Tile, ...], ...]
+    pool: tuple[Tile, ...] = ()
+    table: Table = ()
+    melded: tuple[bool, ...] | None = None  # None: nobody has melded
+    first_seat: int = 0
+
+    @classmethod
+    def parse(
+        cls,
+        racks: Sequence[Sequence[str]],
+        pool: Sequence[str] = (),
+        table: Sequence[Sequence[str]] = (),
+        melded: Sequence[bool] | None = None,
+        first_seat: int = 0,
+    ) -> Setup:
+        """Build a setup from tile codes; raise ``InvalidTileCode`` at a bad code."""
+        return cls(
+            tuple(parse_tiles(rack) for rack in racks),
+            parse_tiles(pool),
+            tuple(parse_tiles(tiles) for tiles in table),
+            None if melded is None else tuple(melded),
+            first_seat,
+        )
+
+
+def _rack_order(tile: Tile) -> tuple[int, int]:
+    if tile.colour is None or tile.number is None:
+        return (len(COLOURS), 0)
+    return (COLOURS.index(tile.colour), tile.number)
+
+
+def sorted_rack(tiles: Iterable[Tile]) -> tuple[Tile, ...]:
+    """Return ``tiles`` sorted as a rack shows them: by colour (R B K O), number; jokers last."""
+    return tuple(sorted(tiles, key=_rack_order))
+
+
+def as_table(sets: Iterable[Iterable[Tile]]) -> Table:
+    """Return ``sets`` as a table: a tuple of tuples of tiles, in display order."""
+    return tuple(tuple(tiles) for tiles in sets)
+
+
+def table_codes(table: Table) -> list[list[str]]:
+    """Return the JSON form of a table: a list of sets, each a list of tile codes."""
+    return [codes_of(tiles) for tiles in table]

@@ -1,0 +1,73 @@
+"""Turn deadlines: settling every turn whose time ran out, in order.
+
+When a turn's time runs out, the player's draft is thrown away (its tiles never left
+the rack: a draft is only a proposal). With no draft, or a draft that leaves the table
+as it was, the player draws 1 tile; with a draft that changed the table, they draw 3
+as a penalty (fewer when the pool runs out). With an empty pool the expiry counts as
+a pass. The next turn's deadline counts from the expired deadline, not from now, so
+several turns can expire in one settlement.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from service.game.state import Match, Status, Table, Transition, record
+from service.game.turns import end_turn, record_pass, take_from_pool
+from service.rules import set_key
+
+__all__ = ["PENALTY_TILES", "TIMEOUT_TILES", "draft_changes_table", "settle"]
+
+TIMEOUT_TILES = 1
+PENALTY_TILES = 3
+
+
+def settle(match: Match, *, now: float) -> Transition:
+    """Settle every deadline at or before ``now``, oldest first; no events when none is due.
+
+    Each expiry emits ``turn_timed_out`` and then ``drew`` (or ``passed`` with an empty
+    pool, which may end the game).
+    """
+    transition = Transition(match, ())
+    while _is_due(transition.match, now):
+        transition = transition.then(_expire)
+    return transition
+
+
+def draft_changes_table(draft: Table | None, table: Table) -> bool:
+    """Whether ``draft`` is an arrangement other than ``table`` (groups in any tile order)."""
+    if draft is None:
+        return False
+    return Counter(map(set_key, draft)) != Counter(map(set_key, table))
+
+
+def _is_due(match: Match, now: float) -> bool:
+    return (
+        match.status is Status.PLAYING
+        and match.turn_deadline is not None
+        and match.turn_deadline <= now
+    )
+
+
+def _expire(match: Match) -> Transition:
+    assert match.turn_deadline is not None
+    at, seat = match.turn_deadline, match.current_seat
+    reverted = draft_changes_table(match.draft, match.table)
+    owed = PENALTY_TILES if reverted else TIMEOUT_TILES
+    timed_out = record(
+        replace(match, draft=None),
+        "turn_timed_out",
+        at=at,
+        seat=seat,
+        reverted=reverted,
+        penalty=owed,
+    )
+    if not match.pool:
+        return timed_out.then(lambda expired: record_pass(expired, seat, at=at, timed_out=True))
+    return timed_out.then(lambda expired: _draw_owed(expired, seat, owed, at=at))
+
+
+def _draw_owed(match: Match, seat: int, owed: int, *, at: float) -> Transition:
+    taken, drawn = take_from_pool(match, seat, owed)
+    return end_turn(taken, seat, "drew", at=at, count=len(drawn))

@@ -1,0 +1,257 @@
+"""A player's turn: play, draw or pass, and the draft they share while they think.
+
+Each action checks, in order: the seat exists (:class:`UnknownSeat`), a game is being
+played (:class:`WrongPhase`), it is that seat's turn (:class:`NotYourTurn`) and the
+turn's deadline has not passed (:class:`DeadlinePassed`: apply :func:`settle` first).
+A refused action raises and returns nothing: the match the caller holds is unchanged
+and the turn goes on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+
+from service.game.ending import stalemate, went_out
+from service.game.errors import (
+    DeadlinePassed,
+    NotYourTurn,
+    PassRefused,
+    PoolEmpty,
+    PoolNotEmpty,
+    UnknownSeat,
+    WrongPhase,
+)
+from service.game.state import (
+    CanPlay,
+    Ending,
+    Match,
+    Status,
+    Transition,
+    as_table,
+    record,
+    sorted_rack,
+    table_codes,
+)
+from service.rules import IllegalTurn, StalemateEnd, Tile, TurnFault, check_turn, codes_of, tiles_of
+
+__all__ = [
+    "draw",
+    "end_turn",
+    "pass_turn",
+    "play",
+    "record_pass",
+    "require_seat",
+    "save_draft",
+    "stalemate_if_nobody_can_play",
+    "start_turn",
+    "take_from_pool",
+]
+
+_CONSERVATION = frozenset(
+    {TurnFault.TABLE_TILES_MISSING, TurnFault.JOKER_LEFT_TABLE, TurnFault.TILES_NOT_ON_RACK}
+)
+
+
+def play(match: Match, seat: int, table: Sequence[Sequence[Tile]], *, now: float) -> Transition:
+    """Replace the table with ``table``, the whole new table ``seat`` sends.
+
+    The tiles added leave the rack and the player has melded; an empty rack ends the
+    game (``played``, ``game_over``...), else the next seat's turn starts. Raises
+    :class:`IllegalTurn` with every violation when the play breaks a rule.
+    """
+    _require_turn(match, seat, now)
+    after = as_table(table)
+    player = match.players[seat]
+    rack = Counter(player.rack)
+    violations = check_turn(match.table, after, rack, melded=player.melded, rules=match.rules)
+    if violations:
+        raise IllegalTurn(violations)
+    added = tiles_of(after) - tiles_of(match.table)
+    remaining = sorted_rack((rack - added).elements())
+    played = replace(
+        match.with_player(seat, replace(player, rack=remaining, melded=True)),
+        table=after,
+        passes_in_a_row=0,
+    )
+    return end_turn(
+        played,
+        seat,
+        "played",
+        at=now,
+        game_end=None if remaining else partial(went_out, seat=seat, at=now),
+        table=table_codes(after),
+        added=codes_of(sorted_rack(added.elements())),
+        went_out=not remaining,
+    )
+
+
+def draw(match: Match, seat: int, *, now: float) -> Transition:
+    """Take the pool's next tile onto ``seat``'s rack and end the turn (the draft is dropped).
+
+    The drawn tile is in ``Transition.drawn``. Raises :class:`PoolEmpty` when the pool is empty.
+    """
+    _require_turn(match, seat, now)
+    if not match.pool:
+        raise PoolEmpty("the pool is empty: play, or pass if you cannot play")
+    taken, drawn = take_from_pool(match, seat, 1)
+    return replace(end_turn(taken, seat, "drew", at=now, count=len(drawn)), drawn=drawn)
+
+
+def pass_turn(
+    match: Match, seat: int, *, now: float, can_play: CanPlay | None = None
+) -> Transition:
+    """Pass: allowed only with an empty pool and when ``can_play`` finds no legal play.
+
+    When every seat has passed in a row, or at the first pass with
+    :attr:`StalemateEnd.FIRST_CANNOT_PLAY`, the game ends in a stalemate. Raises
+    :class:`PoolNotEmpty` while the pool holds tiles, :class:`PassRefused` when
+    ``can_play`` returns ``True``.
+    """
+    _require_turn(match, seat, now)
+    if match.pool:
+        raise PoolNotEmpty(f"the pool still holds {len(match.pool)} tiles: play or draw")
+    player = match.players[seat]
+    if can_play is not None and can_play(
+        match.table, Counter(player.rack), player.melded, match.rules
+    ):
+        raise PassRefused("a legal play exists: you must play while you can")
+    return record_pass(match, seat, at=now)
+
+
+def save_draft(
+    match: Match, seat: int, table: Sequence[Sequence[Tile]] | None, *, now: float
+) -> Transition:
+    """Share ``table`` as the current player's work in progress (``None`` withdraws it).
+
+    The draft may hold incomplete or invalid sets (empty ones are dropped) but must keep
+    every table tile and add only tiles from the rack; raises :class:`IllegalTurn` with
+    those violations otherwise.
+    """
+    _require_turn(match, seat, now)
+    draft = None if table is None else as_table(tiles for tiles in table if tiles)
+    if draft is not None:
+        rack = Counter(match.players[seat].rack)
+        violations = [
+            violation
+            for violation in check_turn(match.table, draft, rack, melded=True)
+            if violation.fault in _CONSERVATION
+        ]
+        if violations:
+            raise IllegalTurn(violations)
+    return record(
+        replace(match, draft=draft),
+        "draft_updated",
+        at=now,
+        seat=seat,
+        draft=None if draft is None else table_codes(draft),
+    )
+
+
+def stalemate_if_nobody_can_play(match: Match, *, now: float, can_play: CanPlay) -> Transition:
+    """End the game when the pool is empty and ``can_play`` proves that no seat can play.
+
+    Returns the match unchanged (no events) unless every seat's answer is ``False``.
+    """
+    if match.status is not Status.PLAYING or match.pool:
+        return Transition(match, ())
+    for player in match.players:
+        if can_play(match.table, Counter(player.rack), player.melded, match.rules) is not False:
+            return Transition(match, ())
+    return stalemate(match, Ending.NOBODY_CAN_PLAY, next_seat=match.current_seat, at=now)
+
+
+def require_seat(match: Match, seat: int) -> None:
+    """Raise :class:`UnknownSeat` unless ``seat`` is one of the match's seats."""
+    if not 0 <= seat < len(match.players):
+        raise UnknownSeat(f"this match has seats 0 to {len(match.players) - 1}, not {seat}")
+
+
+def start_turn(match: Match, seat: int, *, at: float) -> Match:
+    """Return ``match`` with ``seat``'s turn starting at ``at``, with its deadline."""
+    seconds = match.rules.turn_seconds
+    return replace(
+        match,
+        current_seat=seat,
+        turn_started=at,
+        turn_deadline=at + seconds if seconds else None,
+        draft=None,
+    )
+
+
+def end_turn(
+    match: Match,
+    seat: int,
+    event_type: str,
+    *,
+    at: float,
+    game_end: Callable[[Match], Transition] | None = None,
+    **data: object,
+) -> Transition:
+    """Record ``seat``'s turn as ``event_type`` and start the next seat's turn.
+
+    With ``game_end`` the game ends instead (the event names no next seat). The event's
+    data gets ``next_seat`` and ``turn_deadline``.
+    """
+    if game_end is not None:
+        finished = record(
+            match, event_type, at=at, seat=seat, **data, next_seat=None, turn_deadline=None
+        )
+        return finished.then(game_end)
+    following = start_turn(match, match.next_seat(seat), at=at)
+    return record(
+        following,
+        event_type,
+        at=at,
+        seat=seat,
+        **data,
+        next_seat=following.current_seat,
+        turn_deadline=following.turn_deadline,
+    )
+
+
+def take_from_pool(match: Match, seat: int, count: int) -> tuple[Match, tuple[Tile, ...]]:
+    """Move up to ``count`` tiles from the head of the pool to ``seat``'s rack."""
+    drawn = match.pool[:count]
+    player = match.players[seat]
+    taken = match.with_player(seat, replace(player, rack=sorted_rack(player.rack + drawn)))
+    return replace(taken, pool=match.pool[len(drawn) :], passes_in_a_row=0), drawn
+
+
+def record_pass(match: Match, seat: int, *, at: float, timed_out: bool = False) -> Transition:
+    """Count a pass by ``seat`` and end their turn, or the game when it is a stalemate."""
+    passes = match.passes_in_a_row + 1
+    passed = replace(match, passes_in_a_row=passes)
+    ending = _stalemate_ending(passed)
+    game_end = (
+        None
+        if ending is None
+        else partial(stalemate, ending=ending, next_seat=match.next_seat(seat), at=at)
+    )
+    return end_turn(passed, seat, "passed", at=at, game_end=game_end, timed_out=timed_out)
+
+
+def _stalemate_ending(match: Match) -> Ending | None:
+    if match.rules.stalemate_end is StalemateEnd.FIRST_CANNOT_PLAY:
+        return Ending.FIRST_CANNOT_PLAY
+    if match.passes_in_a_row >= len(match.players):
+        return Ending.ALL_PASSED
+    return None
+
+
+def _require_turn(match: Match, seat: int, now: float) -> None:
+    require_seat(match, seat)
+    if match.status is not Status.PLAYING:
+        raise WrongPhase(_phase_message(match))
+    if seat != match.current_seat:
+        raise NotYourTurn(f"it is seat {match.current_seat}'s turn, not seat {seat}'s")
+    if match.turn_deadline is not None and now >= match.turn_deadline:
+        raise DeadlinePassed("the turn's deadline has passed: settle the match first")
+
+
+def _phase_message(match: Match) -> str:
+    if match.status is Status.FINISHED:
+        return "the match is finished"
+    return f"game {match.game_number} is over: start the next game first"

@@ -1,0 +1,67 @@
+"""What clients see of a match: the public view, and a seat's private view with its rack.
+
+Neither ever shows the pool's tiles or order, nor another seat's rack. Times are float
+epoch seconds; ``server_time`` is the ``now`` the caller read, so clients can run a
+countdown to ``turn_deadline``. Settle the match (:func:`service.game.settle`) before
+viewing it so that expired turns are not shown as running.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.game.codec import result_to_dict, rules_to_dict
+from service.game.state import Match, Status, table_codes
+from service.game.turns import require_seat
+from service.rules import codes_of
+
+__all__ = ["private_view", "public_view"]
+
+
+def public_view(match: Match, *, now: float) -> dict[str, Any]:
+    """Return what everyone may see of ``match``, spectators included.
+
+    ``current_seat``, ``turn_started`` and ``turn_deadline`` are ``None`` unless a game
+    is being played (``turn_deadline`` also without a time limit); ``last_outcome`` is
+    the last finished game's result; ``winner`` is the match winner once finished.
+    """
+    playing = match.status is Status.PLAYING
+    return {
+        "id": match.id,
+        "version": match.version,
+        "status": match.status.value,
+        "current_seat": match.current_seat if playing else None,
+        "turn_started": match.turn_started if playing else None,
+        "turn_deadline": match.turn_deadline if playing else None,
+        "server_time": now,
+        "table": table_codes(match.table),
+        "draft": None if match.draft is None else table_codes(match.draft),
+        "pool_count": len(match.pool),
+        "players": [
+            {
+                "seat": seat,
+                "name": player.name,
+                "bot": player.bot,
+                "rack_count": len(player.rack),
+                "melded": player.melded,
+                "score": player.score,
+                "games_won": player.games_won,
+            }
+            for seat, player in enumerate(match.players)
+        ],
+        "game_number": match.game_number,
+        "games_total": match.games_total,
+        "rounds": match.rules.rounds,
+        "rules": rules_to_dict(match.rules),
+        "last_outcome": result_to_dict(match.outcomes[-1]) if match.outcomes else None,
+        "winner": match.winner,
+    }
+
+
+def private_view(match: Match, seat: int, *, now: float) -> dict[str, Any]:
+    """Return the public view with ``seat`` and that seat's ``rack`` (codes, rack order).
+
+    Raises :class:`UnknownSeat` for a seat the match does not have.
+    """
+    require_seat(match, seat)
+    return {**public_view(match, now=now), "seat": seat, "rack": codes_of(match.players[seat].rack)}

@@ -1,0 +1,133 @@
+"""Storage round-trips exactly; clients see only what the rules make public."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from service.game import (
+    FORMAT,
+    MatchDecodeError,
+    UnknownSeat,
+    event_from_dict,
+    event_to_dict,
+    from_dict,
+    new_match,
+    play,
+    private_view,
+    public_view,
+    rules_from_dict,
+    rules_to_dict,
+    save_draft,
+    to_dict,
+)
+from service.rules import MatchWinner, Rules, TileSet
+from tests.game.support import NOW, set_up, specs, table
+
+LATER = NOW + 5
+PUBLIC_FIELDS = {
+    "id",
+    "version",
+    "status",
+    "current_seat",
+    "turn_started",
+    "turn_deadline",
+    "server_time",
+    "table",
+    "draft",
+    "pool_count",
+    "players",
+    "game_number",
+    "games_total",
+    "rounds",
+    "rules",
+    "last_outcome",
+    "winner",
+}
+
+
+def through_json(data: object) -> Any:
+    return json.loads(json.dumps(data))
+
+
+def test_a_new_match_round_trips_through_storage_exactly() -> None:
+    transition = new_match("m", specs(3), rules=Rules(), rng=random.Random(1), now=NOW, seed=9)
+    stored = through_json(to_dict(transition.match))
+    assert isinstance(stored, dict) and stored["format"] == FORMAT
+    assert from_dict(stored) == transition.match
+    for event in transition.events:
+        assert event_from_dict(through_json(event_to_dict(event))) == event
+
+
+def test_a_match_with_a_draft_and_a_finished_match_round_trip_exactly() -> None:
+    rules = Rules(tile_set=TileSet.XP, target_score=10, match_winner=MatchWinner.MOST_GAMES)
+    match = set_up(["R10 R11 R12", "K13 J"], pool="O1", rules=rules)
+    drafted = save_draft(match, 0, table("R10 R11"), now=LATER).match
+    finished = play(drafted, 0, table("R10 R11 R12"), now=LATER).match
+    for state in (drafted, finished):
+        assert from_dict(through_json(to_dict(state))) == state
+
+
+def test_stored_state_in_another_format_is_refused() -> None:
+    stored = to_dict(set_up(["R1", "K2"]))
+    with pytest.raises(MatchDecodeError, match="format"):
+        from_dict({**stored, "format": FORMAT + 1})
+    with pytest.raises(MatchDecodeError, match="cannot be read"):
+        from_dict({**stored, "pool": ["X9"]})
+    with pytest.raises(MatchDecodeError):
+        event_from_dict({"type": "drew"})
+
+
+def test_rules_travel_as_plain_values_and_left_out_options_keep_their_defaults() -> None:
+    rules = Rules(tile_set=TileSet.XP, turn_seconds=0, target_score=150)
+    assert rules_from_dict(through_json(rules_to_dict(rules))) == rules
+    assert rules_to_dict(rules)["tile_set"] == "xp"
+    assert rules_from_dict({"rounds": 2}) == Rules(rounds=2)
+    with pytest.raises(ValueError, match="unknown rule options: colour"):
+        rules_from_dict({"colour": "red"})
+
+
+def test_the_public_view_shows_what_everyone_may_see_and_nothing_secret() -> None:
+    match = set_up(["R10 R11 R12 K1", "K2 K3"], pool="O4 B9", on_table="B3 B4 J")
+    view = public_view(match, now=LATER)
+    assert set(view) == PUBLIC_FIELDS
+    assert view["server_time"] == LATER and view["turn_deadline"] == NOW + 60
+    assert view["pool_count"] == 2 and view["table"] == [["B3", "B4", "J"]]
+    assert view["players"][1] == {
+        "seat": 1,
+        "name": "Bo",
+        "bot": False,
+        "rack_count": 2,
+        "melded": False,
+        "score": 0,
+        "games_won": 0,
+    }
+    text = json.dumps(view)
+    for secret in ("O4", "B9", "R10", "K2"):
+        assert f'"{secret}"' not in text
+
+
+def test_a_seat_sees_its_own_rack_in_its_private_view() -> None:
+    match = set_up(["R10 R11 R12 K1", "K2 K3"], pool="O4 B9")
+    view = private_view(match, 1, now=LATER)
+    assert view["seat"] == 1 and view["rack"] == ["K2", "K3"]
+    assert set(view) == PUBLIC_FIELDS | {"seat", "rack"}
+    with pytest.raises(UnknownSeat):
+        private_view(match, 2, now=LATER)
+
+
+def test_once_a_game_is_over_the_view_shows_its_outcome_and_no_turn() -> None:
+    match = set_up(["R10 R11 R12", "K13 K12"], rules=Rules(target_score=20))
+    view = public_view(play(match, 0, table("R10 R11 R12"), now=LATER).match, now=LATER)
+    assert view["status"] == "finished" and view["winner"] == 0
+    assert view["current_seat"] is None and view["turn_deadline"] is None
+    assert view["last_outcome"] == {
+        "game_number": 1,
+        "reason": "went_out",
+        "ending": "went_out",
+        "winner": 0,
+        "scores": [25, -25],
+    }

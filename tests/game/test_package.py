@@ -1,0 +1,105 @@
+"""The match state machine stays pure, and its public names stay put."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import service.game
+
+GAME = Path(service.game.__file__).parent
+
+
+def imported_modules(path: Path) -> set[str]:
+    modules: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
+    return modules
+
+
+def test_the_game_package_imports_only_the_standard_library_and_the_rules() -> None:
+    for path in sorted(GAME.glob("*.py")):
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            allowed = top in sys.stdlib_module_names or module.startswith(
+                ("service.rules", "service.game")
+            )
+            assert allowed, f"{path.name} imports {module}"
+
+
+def test_the_public_names_of_the_game_package_are_pinned() -> None:
+    assert sorted(service.game.__all__) == sorted(
+        [
+            "FORMAT",
+            "HAND_SIZE",
+            "BadSetup",
+            "CanPlay",
+            "DeadlinePassed",
+            "Ending",
+            "Event",
+            "GameError",
+            "GameResult",
+            "InvalidMatch",
+            "Match",
+            "MatchDecodeError",
+            "NotYourTurn",
+            "PassRefused",
+            "Player",
+            "PlayerSpec",
+            "PoolEmpty",
+            "PoolNotEmpty",
+            "Setup",
+            "Status",
+            "Table",
+            "Transition",
+            "UnknownSeat",
+            "WrongPhase",
+            "draft_changes_table",
+            "draw",
+            "event_from_dict",
+            "event_to_dict",
+            "from_dict",
+            "from_setup",
+            "match_winner",
+            "new_match",
+            "next_game",
+            "pass_turn",
+            "play",
+            "private_view",
+            "public_view",
+            "rules_from_dict",
+            "rules_to_dict",
+            "save_draft",
+            "settle",
+            "stalemate_if_nobody_can_play",
+            "to_dict",
+        ]
+    )
+    for name in service.game.__all__:
+        assert hasattr(service.game, name)
+
+
+def test_every_error_has_a_stable_kind() -> None:
+    kinds = {
+        getattr(service.game, name).kind
+        for name in service.game.__all__
+        if isinstance(getattr(service.game, name), type)
+        and issubclass(getattr(service.game, name), Exception)
+    }
+    assert kinds == {
+        "game-error",
+        "invalid-match",
+        "bad-setup",
+        "unknown-seat",
+        "not-your-turn",
+        "wrong-phase",
+        "deadline-passed",
+        "pool-empty",
+        "pool-not-empty",
+        "pass-refused",
+        "corrupt-state",
+    }
