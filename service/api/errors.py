@@ -25,6 +25,17 @@ from flask import Flask, Response, current_app, json, request
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
+from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
+from service.referee import (
+    BadToken,
+    Busy,
+    IdempotencyMismatch,
+    MatchNotFound,
+    StaleVersion,
+    TokenForAnotherMatch,
+)
+from service.rules import IllegalTurn
+
 __all__ = [
     "BadRequest",
     "Conflict",
@@ -150,6 +161,72 @@ def _from_redis(error: RedisError) -> Response:
     )
 
 
+def _from_game(error: GameError) -> Response:
+    status = 422 if isinstance(error, PassRefused | InvalidMatch) else 409
+    if isinstance(error, UnknownSeat):
+        status = 403
+    title = {409: "Not allowed now", 422: "Refused", 403: "Unknown seat"}[status]
+    return problem_response(status, error.kind, title, str(error))
+
+
+def _from_illegal(error: IllegalTurn) -> Response:
+    violations = [
+        {
+            "code": v.code,
+            "message": v.message,
+            "set_index": v.set_index,
+            "tiles": list(v.tiles),
+        }
+        for v in error.violations
+    ]
+    count = len(violations)
+    detail = f"the play breaks {count} rule{'s' if count != 1 else ''}: " + "; ".join(
+        v["message"] for v in violations
+    )
+    return problem_response(
+        422, "illegal-play", "The play breaks the rules", detail, {"violations": violations}
+    )
+
+
+def _from_referee(error: Exception) -> Response:
+    if isinstance(error, MatchNotFound):
+        return problem_response(
+            404,
+            "match-not-found",
+            "No such match",
+            f"there is no match {error} (finished matches expire after a while)",
+        )
+    if isinstance(error, BadToken):
+        return problem_response(
+            401,
+            "unauthorized",
+            "Missing or unknown seat token",
+            str(error),
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if isinstance(error, TokenForAnotherMatch):
+        return problem_response(403, "forbidden", "Token for another match", str(error))
+    if isinstance(error, StaleVersion):
+        return problem_response(
+            412,
+            "stale-version",
+            "The match has changed",
+            f"If-Match names an old version; the match is at version {error.current}: "
+            "reload it and decide again",
+            {"current_version": error.current},
+            headers={"ETag": f'"{error.current}"'},
+        )
+    if isinstance(error, IdempotencyMismatch):
+        return problem_response(422, "idempotency-key-reused", "Idempotency-Key reused", str(error))
+    return problem_response(
+        409,
+        "busy",
+        "The match is busy",
+        "the match kept changing while this request was applied; nothing was changed, retry",
+        headers={"Retry-After": "1"},
+    )
+
+
 def _from_unexpected(error: Exception) -> Response:
     log.exception("unexpected error", exc_info=error)
     return problem_response(500, "internal-error", "Internal error", "an unexpected error occurred")
@@ -160,4 +237,15 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(Problem, _from_problem)
     app.register_error_handler(HTTPException, _from_http)
     app.register_error_handler(RedisError, _from_redis)
+    app.register_error_handler(GameError, _from_game)
+    app.register_error_handler(IllegalTurn, _from_illegal)
+    for referee_error in (
+        MatchNotFound,
+        BadToken,
+        TokenForAnotherMatch,
+        StaleVersion,
+        IdempotencyMismatch,
+        Busy,
+    ):
+        app.register_error_handler(referee_error, _from_referee)
     app.register_error_handler(Exception, _from_unexpected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import redis
@@ -11,7 +12,7 @@ from redis.retry import Retry
 
 from service.config import Settings
 
-__all__ = ["connect"]
+__all__ = ["connect", "connect_blocking"]
 
 
 def connect(settings: Settings) -> Any:
@@ -41,6 +42,11 @@ def connect(settings: Settings) -> Any:
         **common,
     )
     return redis.Redis(connection_pool=pool)
+
+
+def connect_blocking(settings: Settings, *, longest_wait: float = 35.0) -> Any:
+    """Return a client for blocking reads (long-poll, streams): a socket timeout past the wait."""
+    return connect(replace(settings, redis_socket_timeout=longest_wait))
 
 
 def _node(text: str) -> ClusterNode:

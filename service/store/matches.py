@@ -78,8 +78,11 @@ def _tag(match_id: str) -> str:
 class MatchStore:
     """Load and save matches atomically in Redis (or Redis Cluster)."""
 
-    def __init__(self, redis: Any, *, idempotency_ttl: int = 24 * 3600) -> None:
+    def __init__(
+        self, redis: Any, *, blocking: Any = None, idempotency_ttl: int = 24 * 3600
+    ) -> None:
         self.redis = redis
+        self.blocking = blocking if blocking is not None else redis
         self.idempotency_ttl = idempotency_ttl
         self._commit = redis.register_script(_COMMIT)
 
@@ -159,6 +162,14 @@ class MatchStore:
             self.events_key(match_id), min=f"(0-{after}", max="+", count=limit
         )
         return [json.loads(fields["e"]) for _, fields in entries]
+
+    def wait_after(self, match_id: str, version: int, *, timeout: float) -> None:
+        """Block until an event after ``version`` exists, or ``timeout`` seconds pass."""
+        if timeout <= 0:
+            return
+        self.blocking.xread(
+            {self.events_key(match_id): f"0-{version}"}, count=1, block=int(timeout * 1000)
+        )
 
     def idempotent_answer(self, match_id: str, seat: int, key: str) -> dict[str, Any] | None:
         """Return the recorded first answer to ``key`` from ``seat``, if any."""

@@ -1,0 +1,73 @@
+"""Reading the request headers that identify and guard a move."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from flask import request
+
+from service.api.errors import BadRequest
+from service.referee import Idempotency
+
+__all__ = ["bearer_token", "idempotency", "if_match", "if_none_match"]
+
+MAX_KEY_LENGTH = 128
+
+
+def bearer_token() -> str | None:
+    """Return the token of ``Authorization: Bearer <token>``, or ``None`` when absent."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _version(header: str) -> int | None:
+    value = request.headers.get(header)
+    if value is None:
+        return None
+    text = value.strip()
+    if text.startswith("W/"):
+        text = text[2:]
+    text = text.strip('"')
+    if not text.isdigit() or not text.isascii() or len(text) > 18:
+        raise BadRequest(f'{header} must be a match version such as "12"', kind="bad-header")
+    return int(text)
+
+
+def if_match() -> int | None:
+    """Return the version named by ``If-Match`` (``"12"``, ``W/"12"`` or ``12``)."""
+    return _version("If-Match")
+
+
+def if_none_match() -> int | None:
+    """Return the version named by ``If-None-Match``; ``None`` for absent or ``*``."""
+    if request.headers.get("If-None-Match", "").strip() == "*":
+        return None
+    return _version("If-None-Match")
+
+
+def idempotency() -> Idempotency | None:
+    """Return the ``Idempotency-Key`` with a fingerprint of the request it came with."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
+        raise BadRequest(
+            f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable ASCII characters",
+            kind="bad-header",
+        )
+    digest = hashlib.sha256()
+    digest.update(f"{request.method} {request.path}\n".encode())
+    digest.update(_canonical(request.get_data(cache=True)))
+    return Idempotency(key, digest.hexdigest())
+
+
+def _canonical(raw: bytes) -> bytes:
+    """The body with insignificant whitespace and key order removed, when it is JSON."""
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")).encode()
+    except (ValueError, RecursionError):
+        return raw

@@ -1,0 +1,182 @@
+"""Match endpoints: create, view (with long-poll), the moves of a turn, the event log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
+
+from service import game
+from service.api import auth
+from service.api.errors import BadRequest
+from service.api.parsing import load_body
+from service.api.schemas import (
+    create_match_schema,
+    table_body_schema,
+    test_mode_create_match_schema,
+)
+from service.game import Match
+from service.referee import Action, Moved, Referee
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("matches", __name__)
+MAX_WAIT_SECONDS = 30
+
+
+class ViewQuery(Schema):
+    wait_version = fields.Integer(validate=validate.Range(min=0))
+    timeout = fields.Float(load_default=25.0, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS))
+
+
+class EventsQuery(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+
+
+view_query, events_query = ViewQuery(), EventsQuery()
+
+
+def referee() -> Referee:
+    """The app's referee."""
+    ref: Referee = current_app.extensions["referee"]
+    return ref
+
+
+def view_of(match: Match, seat: int | None, now: float) -> dict[str, Any]:
+    """The match as ``seat`` may see it (the public view for ``None``)."""
+    if seat is None:
+        return game.public_view(match, now=now)
+    return game.private_view(match, seat, now=now)
+
+
+def etag(version: int) -> str:
+    """The strong ETag of a match version."""
+    return f'"{version}"'
+
+
+@blueprint.post("/v1/matches")
+def create_match() -> tuple[Response, int, dict[str, str]]:
+    """Create a match and hand out the seats' tokens."""
+    test_mode = current_app.config["REFEREE_SETTINGS"].test_mode
+    body = load_body(test_mode_create_match_schema if test_mode else create_match_schema)
+    created = referee().create(
+        body["players"], rules=body["rules"], seed=body.get("seed"), setup=body.get("setup")
+    )
+    match = created.match
+    seats = [
+        {"seat": seat, "name": player.name, "bot": player.bot, "token": token}
+        for seat, (player, token) in enumerate(zip(match.players, created.tokens, strict=True))
+    ]
+    answer = {"id": match.id, "seats": seats, "match": view_of(match, None, created.now)}
+    headers = {"Location": url_for(".get_match", match_id=match.id), "ETag": etag(match.version)}
+    return jsonify(answer), 201, headers
+
+
+@blueprint.get("/v1/matches/<match_id>")
+def get_match(match_id: str) -> Response:
+    """The match, settled; with a token, the seat's rack; 304 when unchanged."""
+    query = _query(view_query)
+    token = auth.bearer_token()
+    if "wait_version" in query:
+        referee().wait(match_id, query["wait_version"], timeout=query["timeout"])
+    match, seat, now = referee().view(match_id, token)
+    if auth.if_none_match() == match.version:
+        return Response(status=304, headers={"ETag": etag(match.version)})
+    response = jsonify(view_of(match, seat, now))
+    response.headers["ETag"] = etag(match.version)
+    return response
+
+
+@blueprint.post("/v1/matches/<match_id>/play")
+def play(match_id: str) -> Response:
+    """Play the whole new table."""
+    table = load_body(table_body_schema)["table"]
+    return _move(match_id, lambda match, seat, now: game.play(match, seat, table, now=now))
+
+
+@blueprint.post("/v1/matches/<match_id>/draw")
+def draw(match_id: str) -> Response:
+    """Draw one tile; the turn ends."""
+    return _move(match_id, lambda match, seat, now: game.draw(match, seat, now=now))
+
+
+@blueprint.post("/v1/matches/<match_id>/pass")
+def pass_turn(match_id: str) -> Response:
+    """Pass (empty pool, and no legal play)."""
+    can_play = current_app.extensions.get("can_play")
+    return _move(
+        match_id,
+        lambda match, seat, now: game.pass_turn(match, seat, now=now, can_play=can_play),
+    )
+
+
+@blueprint.put("/v1/matches/<match_id>/draft")
+def put_draft(match_id: str) -> Response:
+    """Share the work in progress."""
+    table = load_body(table_body_schema)["table"]
+    return _move(match_id, lambda match, seat, now: game.save_draft(match, seat, table, now=now))
+
+
+@blueprint.post("/v1/matches/<match_id>/next-game")
+def next_game(match_id: str) -> Response:
+    """Start the next game once the last one is over."""
+    ref = referee()
+    return _move(
+        match_id, lambda match, seat, now: game.next_game(match, now=now, rng=ref.rng_for(match))
+    )
+
+
+@blueprint.get("/v1/matches/<match_id>/events")
+def events(match_id: str) -> dict[str, Any]:
+    """The public event log after a version."""
+    query = _query(events_query)
+    return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
+
+
+def _move(match_id: str, action: Action) -> Response:
+    moved = referee().act(
+        match_id,
+        auth.bearer_token(),
+        action,
+        if_match=auth.if_match(),
+        idempotency=auth.idempotency(),
+        describe=_describe,
+    )
+    if moved.replay is not None:
+        answer = moved.replay
+        response = jsonify(answer["body"])
+        response.headers["ETag"] = etag(answer["version"])
+        response.headers["Idempotent-Replayed"] = "true"
+        return response
+    response = jsonify(_moved_body(moved, moved.seat))
+    response.headers["ETag"] = etag(moved.match.version)
+    return response
+
+
+def _describe(moved: Moved, seat: int) -> dict[str, Any]:
+    return {"version": moved.match.version, "body": _moved_body(moved, seat)}
+
+
+def _moved_body(moved: Moved, seat: int) -> dict[str, Any]:
+    return {
+        "match": view_of(moved.match, seat, moved.now),
+        "drawn": [tile.code for tile in moved.drawn],
+    }
+
+
+def _query(schema: Schema) -> dict[str, Any]:
+    try:
+        loaded: dict[str, Any] = schema.load(request.args, unknown=EXCLUDE)
+    except ValidationError as error:
+        raise BadRequest(
+            "the query string is not valid: "
+            + "; ".join(
+                f"{name}: {' '.join(map(str, messages))}"
+                for name, messages in error.messages.items()
+            ),
+            kind="invalid-query",
+            errors=error.messages,
+        ) from None
+    return loaded

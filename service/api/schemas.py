@@ -1,0 +1,120 @@
+"""Request schemas for matches; instantiated once per module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
+
+from service.api.fields import Table, TileCode
+from service.game import PlayerSpec, Setup
+from service.rules import (
+    FirstPlayerJoker,
+    MatchWinner,
+    Rules,
+    StalemateEnd,
+    StalemateScoring,
+    TileSet,
+)
+
+__all__ = ["create_match_schema", "table_body_schema", "test_mode_create_match_schema"]
+
+
+def _choice(enum_type: Any) -> fields.String:
+    return fields.String(validate=validate.OneOf([member.value for member in enum_type]))
+
+
+class RulesSchema(Schema):
+    tile_set = _choice(TileSet)
+    turn_seconds = fields.Integer(validate=validate.Range(min=0, max=3600))
+    initial_meld_points = fields.Integer(validate=validate.Range(min=0, max=1000))
+    joker_worth_zero_in_meld = fields.Boolean()
+    joker_locked_sets = fields.Boolean()
+    hints = fields.Boolean()
+    rounds = fields.Integer(validate=validate.Range(min=1, max=20))
+    target_score = fields.Integer(allow_none=True, validate=validate.Range(min=1))
+    match_winner = _choice(MatchWinner)
+    stalemate_scoring = _choice(StalemateScoring)
+    stalemate_end = _choice(StalemateEnd)
+    first_player_joker = _choice(FirstPlayerJoker)
+    redeal_duplicates = fields.Boolean()
+
+    @post_load
+    def make(self, data: dict[str, Any], **kwargs: Any) -> Rules:
+        enums = {
+            "tile_set": TileSet,
+            "match_winner": MatchWinner,
+            "stalemate_scoring": StalemateScoring,
+            "stalemate_end": StalemateEnd,
+            "first_player_joker": FirstPlayerJoker,
+        }
+        values = {k: enums[k](v) if k in enums else v for k, v in data.items()}
+        return Rules(**values)
+
+
+class PlayerSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    bot = fields.Boolean(load_default=False)
+
+    @post_load
+    def make(self, data: dict[str, Any], **kwargs: Any) -> PlayerSpec:
+        return PlayerSpec(data["name"].strip() or data["name"], data["bot"])
+
+
+class SetupSchema(Schema):
+    racks = fields.List(
+        fields.List(TileCode(), validate=validate.Length(max=160)),
+        required=True,
+        validate=validate.Length(min=2, max=6),
+    )
+    pool = fields.List(TileCode(), load_default=list, validate=validate.Length(max=160))
+    table = Table(load_default=list)
+    melded = fields.List(fields.Boolean(), load_default=None, validate=validate.Length(max=6))
+    first_seat = fields.Integer(load_default=0, validate=validate.Range(min=0, max=5))
+
+    @post_load
+    def make(self, data: dict[str, Any], **kwargs: Any) -> Setup:
+        return Setup(
+            tuple(tuple(rack) for rack in data["racks"]),
+            tuple(data["pool"]),
+            tuple(tuple(tiles) for tiles in data["table"]),
+            None if data["melded"] is None else tuple(data["melded"]),
+            data["first_seat"],
+        )
+
+
+class CreateMatchSchema(Schema):
+    """A new match; ``seed`` and ``setup`` are refused outside test mode."""
+
+    test_mode = False
+    players = fields.List(
+        fields.Nested(PlayerSchema), required=True, validate=validate.Length(min=2, max=6)
+    )
+    rules = fields.Nested(RulesSchema, load_default=Rules)
+    seed = fields.Integer(validate=validate.Range(min=-(2**63), max=2**63 - 1))
+    setup = fields.Nested(SetupSchema)
+
+    @validates_schema
+    def test_mode_only(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not self.test_mode:
+            for name in ("seed", "setup"):
+                if name in data:
+                    raise ValidationError(
+                        "only accepted when the referee runs in test mode (REFEREE_TEST_MODE=1)",
+                        name,
+                    )
+
+
+class TableBodySchema(Schema):
+    table = Table(required=True)
+
+
+class TestModeCreateMatchSchema(CreateMatchSchema):
+    """A new match in test mode: ``seed`` and ``setup`` accepted."""
+
+    test_mode = True
+
+
+create_match_schema = CreateMatchSchema()
+test_mode_create_match_schema = TestModeCreateMatchSchema()
+table_body_schema = TableBodySchema()

@@ -1,0 +1,78 @@
+"""The sweeper: settles passed deadlines (and bot turns) even when nobody polls a match.
+
+Run beside gunicorn: ``python -m service.sweeper``. Deadlines live in a Redis sorted
+set; each due match is settled with the same atomic, version-checked step a request
+uses, so several sweepers (one per machine) and requests can race harmlessly.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+from redis.exceptions import RedisError
+
+from service.app import create_app
+from service.referee import Busy, Referee
+
+__all__ = ["Sweeper", "main"]
+
+log = logging.getLogger("service.sweeper")
+
+
+class Sweeper:
+    """Settles every due match, again and again, until stopped."""
+
+    def __init__(self, referee: Referee, *, interval: float = 0.2, batch: int = 100) -> None:
+        self.referee = referee
+        self.interval = interval
+        self.batch = batch
+        self.stopping = threading.Event()
+
+    def sweep_once(self) -> int:
+        """Settle the matches due now; return how many were looked at."""
+        store = self.referee.store
+        due = store.due(store.now(), limit=self.batch)
+        for match_id in due:
+            try:
+                self.referee.settle_due(match_id)
+            except Busy:
+                log.info("match %s busy; it will be settled on the next sweep", match_id)
+        return len(due)
+
+    def run(self) -> None:
+        """Sweep until :meth:`stop`; back off while Redis is unreachable."""
+        backoff = self.interval
+        while not self.stopping.is_set():
+            try:
+                swept = self.sweep_once()
+                backoff = self.interval
+            except RedisError as error:
+                log.warning("sweep failed (%s); retrying in %.1f s", type(error).__name__, backoff)
+                backoff = min(backoff * 2, 5.0)
+                swept = 0
+            if swept < self.batch:
+                self.stopping.wait(backoff)
+
+    def stop(self, *_: object) -> None:
+        """Ask :meth:`run` to return after the current sweep."""
+        self.stopping.set()
+
+
+def main() -> None:
+    """Entry point: build the app's referee and sweep until SIGINT/SIGTERM."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    app = create_app()
+    sweeper = Sweeper(app.extensions["referee"])
+    signal.signal(signal.SIGTERM, sweeper.stop)
+    signal.signal(signal.SIGINT, sweeper.stop)
+    log.info("sweeper started")
+    started = time.monotonic()
+    sweeper.run()
+    log.info("sweeper stopped after %.0f s", time.monotonic() - started)
+
+
+if __name__ == "__main__":
+    main()

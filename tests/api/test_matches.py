@@ -1,0 +1,361 @@
+"""Matches over HTTP: SPEC section 1's turn rules and section 2's contract, against real Redis."""
+
+from __future__ import annotations
+
+import pytest
+from tests.api.matchclient import create, full_box, setup, stored_tiles
+
+pytestmark = pytest.mark.usefixtures("redis_url")
+
+
+@pytest.fixture
+def app_overrides() -> dict:
+    return {"test_mode": True}
+
+
+# Creating and dealing.
+
+
+def test_a_new_match_deals_14_tiles_to_each_seat_and_keeps_the_rest_in_the_pool(
+    client, redis_client
+) -> None:
+    created, seats = create(client, "Ann", "Bo", "Cy")
+    match = created["match"]
+    assert [p["rack_count"] for p in match["players"]] == [14, 14, 14]
+    assert match["pool_count"] == 106 - 42
+    assert match["status"] == "playing" and match["game_number"] == 1
+    assert all(len(seat.rack()) == 14 for seat in seats)
+    assert stored_tiles(redis_client, created["id"]) == full_box()
+
+
+def test_creating_answers_201_with_a_location_an_etag_and_one_token_per_seat(client) -> None:
+    response = client.post("/v1/matches", json={"players": [{"name": "Ann"}, {"name": "Bo"}]})
+    body = response.get_json()
+    assert response.status_code == 201
+    assert response.headers["Location"] == f"/v1/matches/{body['id']}"
+    assert response.headers["ETag"] == f'"{body["match"]["version"]}"'
+    assert len({seat["token"] for seat in body["seats"]}) == 2
+
+
+def test_the_first_player_draw_is_recorded_and_decides_who_starts(client) -> None:
+    created, _ = create(client, "Ann", "Bo", "Cy", "Di")
+    events = client.get(f"/v1/matches/{created['id']}/events").get_json()["events"]
+    draw = next(e for e in events if e["type"] == "first_player_draw")
+    last_round = draw["data"]["rounds"][-1]
+    numbers = {d["seat"]: int(d["tiles"][-1][1:]) for d in last_round}
+    best = max(numbers.values())
+    assert [seat for seat, n in numbers.items() if n == best] == [draw["data"]["first_seat"]]
+    assert created["match"]["current_seat"] == draw["data"]["first_seat"]
+
+
+def test_five_or_six_players_need_the_xp_set(client) -> None:
+    players = [{"name": f"P{i}"} for i in range(5)]
+    refused = client.post("/v1/matches", json={"players": players})
+    assert refused.status_code == 422
+    created, _ = create(client, *[f"P{i}" for i in range(6)], rules={"tile_set": "xp"})
+    assert created["match"]["pool_count"] == 160 - 6 * 14
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"players": [{"name": "Solo"}]},
+        {"players": [{"name": f"P{i}"} for i in range(7)]},
+        {"players": [{"name": ""}, {"name": "Bo"}]},
+        {"players": [{"name": "A"}, {"name": "B"}], "rules": {"turn_seconds": -1}},
+        {"players": [{"name": "A"}, {"name": "B"}], "rules": {"tile_set": "huge"}},
+        {"players": [{"name": "A"}, {"name": "B"}], "rules": {"no_such_option": 1}},
+        {"players": "Ann and Bo"},
+        {},
+    ],
+)
+def test_a_bad_match_request_is_a_400_problem(client, body: dict) -> None:
+    response = client.post("/v1/matches", json=body)
+    assert response.status_code == 400
+    assert response.content_type == "application/problem+json"
+
+
+def test_the_same_seed_deals_the_same_racks(client) -> None:
+    racks = []
+    for _ in range(2):
+        _, seats = create(client, "Ann", "Bo", seed=7)
+        racks.append([seat.rack() for seat in seats])
+    assert racks[0] == racks[1]
+
+
+def test_a_setup_with_more_copies_than_the_box_holds_is_refused(client) -> None:
+    body = {"players": [{"name": "A"}, {"name": "B"}], "setup": {"racks": [["R1", "R1"], ["R1"]]}}
+    response = client.post("/v1/matches", json=body)
+    assert response.status_code == 422
+    assert "R1" in response.get_json()["detail"]
+
+
+@pytest.mark.parametrize("app_overrides", [{"test_mode": False}])
+def test_seed_and_setup_are_refused_outside_test_mode(client) -> None:
+    for extra in ({"seed": 1}, {"setup": {"racks": [["R1"], ["R2"]]}}):
+        body = {"players": [{"name": "A"}, {"name": "B"}], **extra}
+        response = client.post("/v1/matches", json=body)
+        assert response.status_code == 400
+        assert "test mode" in response.get_json()["detail"]
+
+
+# Views.
+
+
+def test_the_public_view_has_no_rack_and_a_token_adds_only_that_seats_rack(client) -> None:
+    created, seats = setup(client, ["R1 R2 R3", "K7 K8 K9"], pool="O1 O2")
+    public = client.get(f"/v1/matches/{created['id']}").get_json()
+    assert "rack" not in public
+    mine = seats[1].view().get_json()
+    assert (mine["seat"], mine["rack"]) == (1, ["K7", "K8", "K9"])
+
+
+def test_an_unchanged_match_answers_304_to_its_etag(client) -> None:
+    _, seats = setup(client, ["R1 R2 R3", "K7 K8 K9"], pool="O1 O2")
+    etag = seats[0].view().headers["ETag"]
+    assert seats[0].view(**{"If-None-Match": etag}).status_code == 304
+    seats[0].draw()
+    assert seats[0].view(**{"If-None-Match": etag}).status_code == 200
+
+
+def test_every_view_has_the_deadline_and_the_server_clock(client) -> None:
+    _, seats = setup(client, ["R1 R2 R3", "K7 K8 K9"], pool="O1", rules={"turn_seconds": 60})
+    view = seats[0].view().get_json()
+    assert view["turn_deadline"] == pytest.approx(view["server_time"] + 60, abs=2)
+    _, seats = setup(client, ["R1 R2 R3", "K7 K8 K9"], pool="O1", rules={"turn_seconds": 0})
+    assert seats[0].view().get_json()["turn_deadline"] is None
+
+
+# Turns.
+
+
+def test_an_initial_meld_of_30_from_the_rack_is_played_and_the_turn_passes_on(client) -> None:
+    _, (ann, bo) = setup(client, ["R10 B10 K10 O1", "K7 K8 K9"], pool="O2 O3")
+    response = ann.play("R10 B10 K10")
+    assert response.status_code == 200
+    view = response.get_json()["match"]
+    assert view["table"] == [["R10", "B10", "K10"]]
+    assert view["rack"] == ["O1"]
+    assert view["players"][0]["melded"] is True
+    assert view["current_seat"] == 1
+
+
+def test_a_refused_play_lists_every_reason_and_changes_nothing(client) -> None:
+    _, (ann, _) = setup(client, ["R9 B9 K9 R12 R13 J", "K7 K8 K9"], pool="O2 O3")
+    before = ann.view().get_json()
+    response = ann.play("R9 B9 K9", "R12 R13 J")
+    problem = response.get_json()
+    assert response.status_code == 422
+    assert problem["type"].endswith(":illegal-play")
+    codes = [v["code"] for v in problem["violations"]]
+    assert codes == ["joker_out_of_range", "initial_meld_below_threshold"]
+    assert problem["violations"][0]["message"].startswith("set 2 (R12 R13 J): a joker cannot")
+    after = ann.view().get_json()
+    assert {**after, "server_time": None} == {**before, "server_time": None}
+
+
+def test_after_the_initial_meld_a_player_may_rearrange_the_table(client) -> None:
+    _, (ann, _) = setup(
+        client, ["B8 O1", "K7 K8 K9"], pool="O2", table=["B6 B7 B8 B9 B10"], melded=[True, True]
+    )
+    response = ann.play("B6 B7 B8", "B8 B9 B10")
+    assert response.status_code == 200
+    assert response.get_json()["match"]["table"] == [["B6", "B7", "B8"], ["B8", "B9", "B10"]]
+
+
+def test_before_the_initial_meld_the_table_cannot_be_touched(client) -> None:
+    _, (ann, _) = setup(client, ["B11 B12 B13 O1", "K7"], pool="O2", table=["B8 B9 B10"])
+    response = ann.play("B8 B9 B10 B11 B12 B13")
+    assert response.status_code == 422
+    assert [v["code"] for v in response.get_json()["violations"]] == [
+        "table_changed_before_initial_meld"
+    ]
+
+
+def test_a_freed_joker_must_stay_on_the_table(client) -> None:
+    _, (ann, _) = setup(
+        client, ["B5 O1", "K7"], pool="O2", table=["B3 B4 J"], melded=[True, False]
+    )
+    response = ann.play("B3 B4 B5")
+    assert [v["code"] for v in response.get_json()["violations"]] == ["joker_left_table"]
+
+
+def test_playing_out_of_turn_is_a_409(client) -> None:
+    _, (_, bo) = setup(client, ["R1", "K7 K8 K9"], pool="O2")
+    for response in (bo.play("K7 K8 K9"), bo.draw(), bo.draft("K7 K8 K9")):
+        assert response.status_code == 409
+        assert response.get_json()["type"].endswith(":not-your-turn")
+
+
+def test_drawing_takes_the_next_pool_tile_and_ends_the_turn(client) -> None:
+    _, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 B9")
+    response = ann.draw()
+    assert response.get_json()["drawn"] == ["O4"]
+    assert "O4" in response.get_json()["match"]["rack"]
+    assert response.get_json()["match"]["current_seat"] == 1
+    # The drawn tile cannot be played this turn: the turn is over.
+    assert ann.play("O4 O5 O6").status_code == 409
+    assert bo.draw().get_json()["drawn"] == ["B9"]
+
+
+def test_passing_is_refused_while_the_pool_holds_tiles(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4")
+    response = ann.pass_()
+    assert response.status_code == 409
+    assert response.get_json()["type"].endswith(":pool-not-empty")
+
+
+def test_drawing_from_an_empty_pool_is_refused(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"])
+    assert ann.draw().status_code == 409
+
+
+def test_when_everyone_passes_with_an_empty_pool_the_lowest_rack_wins(client) -> None:
+    created, (ann, bo) = setup(client, ["R1 R5", "K7 K9"])
+    assert ann.pass_().status_code == 200
+    final = bo.pass_().get_json()["match"]
+    assert final["status"] in ("finished", "game_over")
+    outcome = final["last_outcome"]
+    assert outcome["reason"] == "stalemate"
+    assert outcome["winner"] == 0
+    assert outcome["scores"] == [10, -10]
+    assert sum(outcome["scores"]) == 0
+
+
+def test_going_out_ends_the_game_and_scores_the_others_racks(client) -> None:
+    _, (ann, bo) = setup(
+        client, ["R10 R11 R12", "K7 J"], pool="O2", names=("Ann", "Bo"), rules={"rounds": 1}
+    )
+    final = ann.play("R10 R11 R12").get_json()["match"]
+    assert final["last_outcome"]["reason"] == "went_out"
+    assert final["last_outcome"]["scores"] == [37, -37]
+    assert [p["score"] for p in final["players"]] == [37, -37]
+    assert final["status"] == "game_over"  # 2 players, 1 round: 2 games
+
+
+def test_next_game_deals_again_and_the_first_seat_moves_on(client, redis_client) -> None:
+    created, (ann, bo) = setup(client, ["R10 R11 R12", "K7 J"], pool="O2")
+    ann.play("R10 R11 R12")
+    assert ann.draw().status_code == 409  # the game is over
+    response = bo.next_game()
+    view = response.get_json()["match"]
+    assert (view["status"], view["game_number"], view["current_seat"]) == ("playing", 2, 1)
+    assert [p["rack_count"] for p in view["players"]] == [14, 14]
+    assert stored_tiles(redis_client, created["id"]) == full_box()
+    assert bo.next_game().status_code == 409
+
+
+def test_the_match_ends_after_its_games_with_a_winner(client) -> None:
+    _, (ann, bo) = setup(client, ["R10 R11 R12", "K7 J"], pool="O2", rules={"target_score": 30})
+    final = ann.play("R10 R11 R12").get_json()["match"]
+    assert (final["status"], final["winner"]) == ("finished", 0)
+    assert bo.next_game().status_code == 409
+
+
+def test_a_draft_is_visible_to_everyone_and_checked_for_conservation_only(client) -> None:
+    created, (ann, _) = setup(client, ["R10 B10 O1", "K7"], pool="O2")
+    assert ann.draft("R10 B10").status_code == 200
+    public = client.get(f"/v1/matches/{created['id']}").get_json()
+    assert public["draft"] == [["R10", "B10"]]
+    response = ann.draft("R10 B10 K10")
+    assert response.status_code == 422
+    assert [v["code"] for v in response.get_json()["violations"]] == ["tiles_not_on_rack"]
+
+
+# Concurrency guards and retries.
+
+
+def test_a_stale_if_match_is_a_412_and_changes_nothing(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
+    version = ann.view().get_json()["version"]
+    response = ann.draw(**{"If-Match": f'"{version - 1}"'})
+    assert response.status_code == 412
+    assert response.headers["ETag"] == f'"{version}"'
+    assert ann.view().get_json()["version"] == version
+    assert ann.draw(**{"If-Match": f'"{version}"'}).status_code == 200
+
+
+def test_an_idempotency_key_repeats_the_first_answer_instead_of_acting_twice(client) -> None:
+    _, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5")
+    first = ann.draw(**{"Idempotency-Key": "draw-1"})
+    again = ann.draw(**{"Idempotency-Key": "draw-1"})
+    assert again.status_code == first.status_code == 200
+    assert again.get_json() == first.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert bo.view().get_json()["pool_count"] == 1
+
+
+def test_an_idempotency_key_reused_for_another_request_is_a_422(client) -> None:
+    _, (ann, _) = setup(client, ["R10 B10 K10 O1", "K7"], pool="O4 O5")
+    ann.draft("R10 B10", **{"Idempotency-Key": "k"})
+    response = ann.draft("R10 B10 K10", **{"Idempotency-Key": "k"})
+    assert response.status_code == 422
+    assert response.get_json()["type"].endswith(":idempotency-key-reused")
+
+
+# Every error status.
+
+
+def test_a_move_without_a_token_is_a_401(client) -> None:
+    created, _ = setup(client, ["R1", "K7"], pool="O4")
+    response = client.post(f"/v1/matches/{created['id']}/draw")
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+
+
+def test_an_unknown_token_is_a_401(client) -> None:
+    created, (ann, _) = setup(client, ["R1", "K7"], pool="O4")
+    ann.token = created["id"] + ".forged"
+    assert ann.draw().status_code == 401
+    assert ann.view().status_code == 401
+
+
+def test_a_token_for_another_match_is_a_403(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4")
+    other, _ = setup(client, ["R2", "K8"], pool="O5")
+    ann.match_id = other["id"]
+    assert ann.draw().status_code == 403
+
+
+def test_an_unknown_match_is_a_404(client) -> None:
+    assert client.get("/v1/matches/no-such-match").status_code == 404
+    assert client.get("/v1/matches/no-such-match/events").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body", ['{"table": [["R1", "R2", "X3"]]}', '{"table": "R1 R2 R3"}', "{", '{"tables": []}']
+)
+def test_a_malformed_play_is_a_400(client, body: str) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4")
+    response = client.post(
+        ann.url("play"), data=body, content_type="application/json", headers=ann.auth
+    )
+    assert response.status_code == 400
+
+
+def test_a_bad_if_match_header_is_a_400(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4")
+    assert ann.draw(**{"If-Match": "yesterday"}).status_code == 400
+
+
+# The event log.
+
+
+def test_the_event_log_pages_in_order_and_replays_the_table(client) -> None:
+    created, (ann, bo) = setup(
+        client, ["R10 B10 K10 O1", "K11 B11 R11 O2"], pool="O4 O5 O6"
+    )
+    assert ann.play("R10 B10 K10").status_code == 200
+    assert bo.play("R10 B10 K10", "K11 B11 R11").status_code == 200
+    assert ann.draw().status_code == 200
+    url = f"/v1/matches/{created['id']}/events"
+    events, after = [], 0
+    while page := client.get(f"{url}?after={after}&limit=2").get_json()["events"]:
+        events += page
+        after = page[-1]["version"]
+    assert [e["version"] for e in events] == list(range(1, len(events) + 1))
+    played = [e for e in events if e["type"] == "played"]
+    final_table = bo.view().get_json()["table"]
+    assert played[-1]["data"]["table"] == final_table
+    drew = [e for e in events if e["type"] == "drew"]
+    assert drew[-1]["data"] == {"count": 1, "next_seat": 1, "turn_deadline": None}
