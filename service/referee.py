@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import random
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ __all__ = [
     "TokenForAnotherMatch",
 ]
 
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 12
 Advance = Callable[[Match, float], Transition]
 Action = Callable[[Match, int, float], Transition]
 
@@ -170,7 +171,7 @@ class Referee:
         Raises the game's errors (nothing changed), StaleVersion, IdempotencyMismatch,
         BadToken, TokenForAnotherMatch, MatchNotFound, or Busy after repeated races.
         """
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             match, hashes, now = self._settled(match_id)
             seat = self._seat(match_id, hashes, token)
             if idempotency is not None:
@@ -189,6 +190,7 @@ class Referee:
             try:
                 self._commit(transition, match.version, hashes, record, match)
             except VersionConflict:
+                _back_off(attempt)
                 continue
             return moved
         raise Busy(match_id)
@@ -224,7 +226,7 @@ class Referee:
 
     def _settled(self, match_id: str) -> tuple[Match, list[str], float]:
         """Load the match and commit whatever time and bots owe it by now."""
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             match, hashes, _ = self._load(match_id)
             now = self.store.now()
             transition = self.advance(match, now)
@@ -233,6 +235,7 @@ class Referee:
             try:
                 self._commit(transition, match.version, hashes, None, match)
             except VersionConflict:
+                _back_off(attempt)
                 continue
             return transition.match, hashes, now
         raise Busy(match_id)
@@ -291,6 +294,11 @@ class Referee:
             ttl=self.finished_ttl if finished else 0,
         )
         self.store.schedule(match.id, _next_due(match))
+
+
+def _back_off(attempt: int) -> None:
+    """Sleep a short random while after losing a race, so racers spread out."""
+    time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
 
 
 def _next_due(match: Match) -> float | None:

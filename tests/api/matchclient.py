@@ -29,11 +29,15 @@ class Seat:
 
     def play(self, *sets: str, **headers: str) -> Any:
         table = [s.split() for s in sets]
-        return self.client.post(self.url("play"), json={"table": table}, headers={**self.auth, **headers})
+        return self.client.post(
+            self.url("play"), json={"table": table}, headers={**self.auth, **headers}
+        )
 
     def draft(self, *sets: str, **headers: str) -> Any:
         table = [s.split() for s in sets]
-        return self.client.put(self.url("draft"), json={"table": table}, headers={**self.auth, **headers})
+        return self.client.put(
+            self.url("draft"), json={"table": table}, headers={**self.auth, **headers}
+        )
 
     def draw(self, **headers: str) -> Any:
         return self.client.post(self.url("draw"), headers={**self.auth, **headers})
@@ -45,9 +49,13 @@ class Seat:
         return self.client.post(self.url("next-game"), headers={**self.auth, **headers})
 
 
-def create(client: Any, *names: str, rules: dict | None = None, **extra: Any) -> tuple[dict, list[Seat]]:
+def create(
+    client: Any, *names: str, rules: dict | None = None, **extra: Any
+) -> tuple[dict, list[Seat]]:
     """Create a match; return the 201 body and a :class:`Seat` per player."""
-    players = [{"name": n.removesuffix("*"), "bot": n.endswith("*")} for n in names or ("Ann", "Bo")]
+    players = [
+        {"name": n.removesuffix("*"), "bot": n.endswith("*")} for n in names or ("Ann", "Bo")
+    ]
     body = {"players": players, "rules": {"turn_seconds": 0, **(rules or {})}, **extra}
     response = client.post("/v1/matches", json=body)
     assert response.status_code == 201, response.get_json()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.api.matchclient import create, full_box, setup, stored_tiles
 
 pytestmark = pytest.mark.usefixtures("redis_url")
@@ -130,7 +131,7 @@ def test_every_view_has_the_deadline_and_the_server_clock(client) -> None:
 
 
 def test_an_initial_meld_of_30_from_the_rack_is_played_and_the_turn_passes_on(client) -> None:
-    _, (ann, bo) = setup(client, ["R10 B10 K10 O1", "K7 K8 K9"], pool="O2 O3")
+    _, (ann, _bo) = setup(client, ["R10 B10 K10 O1", "K7 K8 K9"], pool="O2 O3")
     response = ann.play("R10 B10 K10")
     assert response.status_code == 200
     view = response.get_json()["match"]
@@ -173,9 +174,7 @@ def test_before_the_initial_meld_the_table_cannot_be_touched(client) -> None:
 
 
 def test_a_freed_joker_must_stay_on_the_table(client) -> None:
-    _, (ann, _) = setup(
-        client, ["B5 O1", "K7"], pool="O2", table=["B3 B4 J"], melded=[True, False]
-    )
+    _, (ann, _) = setup(client, ["B5 O1", "K7"], pool="O2", table=["B3 B4 J"], melded=[True, False])
     response = ann.play("B3 B4 B5")
     assert [v["code"] for v in response.get_json()["violations"]] == ["joker_left_table"]
 
@@ -211,7 +210,7 @@ def test_drawing_from_an_empty_pool_is_refused(client) -> None:
 
 
 def test_when_everyone_passes_with_an_empty_pool_the_lowest_rack_wins(client) -> None:
-    created, (ann, bo) = setup(client, ["R1 R5", "K7 K9"])
+    _created, (ann, bo) = setup(client, ["R1 R5", "K7 K9"])
     assert ann.pass_().status_code == 200
     final = bo.pass_().get_json()["match"]
     assert final["status"] in ("finished", "game_over")
@@ -223,7 +222,7 @@ def test_when_everyone_passes_with_an_empty_pool_the_lowest_rack_wins(client) ->
 
 
 def test_going_out_ends_the_game_and_scores_the_others_racks(client) -> None:
-    _, (ann, bo) = setup(
+    _, (ann, _bo) = setup(
         client, ["R10 R11 R12", "K7 J"], pool="O2", names=("Ann", "Bo"), rules={"rounds": 1}
     )
     final = ann.play("R10 R11 R12").get_json()["match"]
@@ -342,9 +341,7 @@ def test_a_bad_if_match_header_is_a_400(client) -> None:
 
 
 def test_the_event_log_pages_in_order_and_replays_the_table(client) -> None:
-    created, (ann, bo) = setup(
-        client, ["R10 B10 K10 O1", "K11 B11 R11 O2"], pool="O4 O5 O6"
-    )
+    created, (ann, bo) = setup(client, ["R10 B10 K10 O1", "K11 B11 R11 O2"], pool="O4 O5 O6")
     assert ann.play("R10 B10 K10").status_code == 200
     assert bo.play("R10 B10 K10", "K11 B11 R11").status_code == 200
     assert ann.draw().status_code == 200

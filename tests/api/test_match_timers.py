@@ -1,0 +1,99 @@
+"""The turn clock: expiries settled in order by the next request, and by the sweeper."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from service.sweeper import Sweeper
+from tests.api.matchclient import setup
+
+
+@pytest.fixture
+def app_overrides() -> dict:
+    return {"test_mode": True}
+
+
+def wait_past(view: dict, extra: float = 0.15) -> None:
+    time.sleep(max(0.0, view["turn_deadline"] - view["server_time"]) + extra)
+
+
+def events_of(client, match_id: str) -> list[dict]:
+    return client.get(f"/v1/matches/{match_id}/events").get_json()["events"]
+
+
+def test_a_turn_that_runs_out_without_a_draft_draws_one_tile(client) -> None:
+    created, (ann, _bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6", rules={"turn_seconds": 1})
+    wait_past(created["match"])
+    view = ann.view().get_json()
+    assert view["rack"] == ["R1", "O4"]
+    assert view["current_seat"] == 1
+    kinds = [(e["type"], e["seat"]) for e in events_of(client, created["id"])][-2:]
+    assert kinds == [("turn_timed_out", 0), ("drew", 0)]
+
+
+def test_a_turn_that_runs_out_with_an_unchanged_draft_draws_one_tile(client) -> None:
+    created, (ann, _) = setup(
+        client,
+        ["R1 R2", "K7"],
+        pool="O4 O5 O6",
+        table=["B5 R5 K5"],
+        melded=[True, True],
+        rules={"turn_seconds": 1},
+    )
+    assert ann.draft("K5 B5 R5").status_code == 200  # the same group, listed otherwise
+    wait_past(created["match"])
+    assert ann.view().get_json()["rack"] == ["R1", "R2", "O4"]
+
+
+def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(client) -> None:
+    created, (ann, bo) = setup(
+        client,
+        ["R4 K9", "K7"],
+        pool="O4 O5 O6 O7",
+        table=["R1 R2 R3"],
+        melded=[True, True],
+        rules={"turn_seconds": 1},
+    )
+    assert ann.draft("R1 R2 R3 R4").status_code == 200
+    wait_past(created["match"])
+    view = bo.view().get_json()
+    assert view["table"] == [["R1", "R2", "R3"]]
+    assert view["draft"] is None
+    assert ann.rack() == ["R4", "K9", "O4", "O5", "O6"]
+    timed_out = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
+    assert timed_out[0]["data"]["reverted"] is True
+    assert timed_out[0]["data"]["penalty"] == 3
+
+
+def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(client) -> None:
+    created, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6 O7", rules={"turn_seconds": 1})
+    start = created["match"]["turn_started"]
+    time.sleep(3.3)
+    view = ann.view().get_json()
+    events = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
+    assert [e["seat"] for e in events] == [0, 1, 0]
+    assert [e["at"] - start for e in events] == pytest.approx([1, 2, 3], abs=1e-6)
+    assert ann.rack() == ["R1", "O4", "O6"]
+    assert bo.rack() == ["K7", "O5"]
+    assert view["current_seat"] == 1
+    assert view["turn_deadline"] == pytest.approx(start + 4, abs=1e-6)
+
+
+def test_the_sweeper_settles_an_expired_turn_when_nobody_asks(app, client, redis_client) -> None:
+    created, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5", rules={"turn_seconds": 1})
+    wait_past(created["match"])
+    assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
+    stored = redis_client.hget("{m:" + created["id"] + "}:state", "v")
+    assert int(stored) > created["match"]["version"]
+    # The request that comes later finds nothing left to settle.
+    version = int(stored)
+    assert ann.view().get_json()["version"] == version
+
+
+def test_without_a_time_limit_a_turn_never_expires(client) -> None:
+    _created, (ann, _) = setup(client, ["R1", "K7"], pool="O4", rules={"turn_seconds": 0})
+    time.sleep(1.1)
+    view = ann.view().get_json()
+    assert (view["turn_deadline"], view["current_seat"], view["rack"]) == (None, 0, ["R1"])
