@@ -17,6 +17,7 @@ import hmac
 import random
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,39 +25,45 @@ from typing import Any
 from service import game
 from service.game import Match, PlayerSpec, Setup, Status, Transition
 from service.rules import Rules, Tile
+from service.rules.solver import Solution, solve
 from service.store.matches import MatchStore, VersionConflict
 
 __all__ = [
     "Action",
     "BadToken",
     "Busy",
+    "HintsOff",
     "Created",
     "IdempotencyMismatch",
     "MatchNotFound",
     "Moved",
     "Referee",
+    "RefereeError",
     "StaleVersion",
     "TokenForAnotherMatch",
 ]
 
 MAX_ATTEMPTS = 12
-Advance = Callable[[Match, float], Transition]
 Action = Callable[[Match, int, float], Transition]
 
 
-class MatchNotFound(LookupError):
+class RefereeError(Exception):
+    """Base of the service layer's refusals (the game's own are ``game.GameError``)."""
+
+
+class MatchNotFound(RefereeError, LookupError):
     """No match with that id (or it has expired)."""
 
 
-class BadToken(PermissionError):
+class BadToken(RefereeError, PermissionError):
     """The seat token is missing or unknown."""
 
 
-class TokenForAnotherMatch(PermissionError):
+class TokenForAnotherMatch(RefereeError, PermissionError):
     """The token is valid, but for another match."""
 
 
-class StaleVersion(Exception):
+class StaleVersion(RefereeError):
     """``If-Match`` names a version that is not the current one."""
 
     def __init__(self, current: int) -> None:
@@ -64,11 +71,15 @@ class StaleVersion(Exception):
         self.current = current
 
 
-class IdempotencyMismatch(ValueError):
+class IdempotencyMismatch(RefereeError, ValueError):
     """An ``Idempotency-Key`` reused for a different request."""
 
 
-class Busy(Exception):
+class HintsOff(RefereeError):
+    """The match was created with hints turned off."""
+
+
+class Busy(RefereeError):
     """The match kept changing under us; nothing was applied (retry)."""
 
 
@@ -107,7 +118,8 @@ class Referee:
     store: MatchStore
     test_mode: bool = False
     finished_ttl: int = 7 * 24 * 3600
-    advance: Advance = field(default=lambda match, now: game.settle(match, now=now))
+    autoplay: game.Autoplay = field(default_factory=game.Autoplay)
+    hint_budget: float = 3.0
 
     # -- creating -----------------------------------------------------------------
 
@@ -131,7 +143,7 @@ class Referee:
                 match_id, players, rules=rules, rng=self._rng(seed, 1), now=now, seed=seed
             )
         tokens = tuple(f"{match_id}.{secrets.token_urlsafe(24)}" for _ in players)
-        transition = created.then(lambda match: self.advance(match, now))
+        transition = created.then(lambda match: self.advance(match, now, True))
         self._commit(transition, None, [_digest(token) for token in tokens], None, None)
         return Created(transition.match, tokens, now)
 
@@ -142,6 +154,34 @@ class Referee:
         match, hashes, now = self._settled(match_id)
         seat = None if token is None else self._seat(match_id, hashes, token)
         return match, seat, now
+
+    def advance(self, match: Match, now: float, moved: bool) -> Transition:
+        """Settle deadlines, play bot turns, end a proven stalemate (see game.advance)."""
+        return game.advance(match, now=now, moved=moved, autoplay=self.autoplay)
+
+    def can_play(
+        self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
+    ) -> bool | None:
+        """Whether a legal play exists, for refusing a pass (None: the solver gave up)."""
+        return self.autoplay.can_play(table, rack, melded, rules)
+
+    def hint(self, match_id: str, token: str | None) -> tuple[Match, int, Solution]:
+        """The best play for the seat ``token`` opens; raise HintsOff when hints are off."""
+        match, hashes, _ = self._settled(match_id)
+        seat = self._seat(match_id, hashes, token)
+        if not match.rules.hints:
+            raise HintsOff("this match was created with hints turned off")
+        if match.status is not Status.PLAYING:
+            raise game.WrongPhase("there is no game being played to give a hint for")
+        player = match.players[seat]
+        solution = solve(
+            match.table,
+            Counter(player.rack),
+            melded=player.melded,
+            rules=match.rules,
+            time_budget=self.hint_budget,
+        )
+        return match, seat, solution
 
     def wait(self, match_id: str, version: int, *, timeout: float) -> None:
         """Block until the match is past ``version`` or ``timeout`` seconds have passed."""
@@ -207,7 +247,7 @@ class Referee:
     # -- internals ----------------------------------------------------------------
 
     def _apply(self, action: Action, match: Match, seat: int, now: float) -> Transition:
-        return action(match, seat, now).then(lambda after: self.advance(after, now))
+        return action(match, seat, now).then(lambda after: self.advance(after, now, True))
 
     def _rng(self, seed: int | None, game_number: int) -> random.Random:
         if seed is None:
@@ -229,7 +269,7 @@ class Referee:
         for attempt in range(MAX_ATTEMPTS):
             match, hashes, _ = self._load(match_id)
             now = self.store.now()
-            transition = self.advance(match, now)
+            transition = self.advance(match, now, False)
             if not transition.events:
                 return match, hashes, now
             try:

@@ -29,8 +29,10 @@ from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.referee import (
     BadToken,
     Busy,
+    HintsOff,
     IdempotencyMismatch,
     MatchNotFound,
+    RefereeError,
     StaleVersion,
     TokenForAnotherMatch,
 )
@@ -188,7 +190,7 @@ def _from_illegal(error: IllegalTurn) -> Response:
     )
 
 
-def _from_referee(error: Exception) -> Response:
+def _from_referee(error: RefereeError) -> Response:
     if isinstance(error, MatchNotFound):
         return problem_response(
             404,
@@ -216,6 +218,8 @@ def _from_referee(error: Exception) -> Response:
             {"current_version": error.current},
             headers={"ETag": f'"{error.current}"'},
         )
+    if isinstance(error, HintsOff):
+        return problem_response(409, "hints-off", "Hints are off", str(error))
     if isinstance(error, IdempotencyMismatch):
         return problem_response(422, "idempotency-key-reused", "Idempotency-Key reused", str(error))
     return problem_response(
@@ -239,13 +243,5 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(RedisError, _from_redis)
     app.register_error_handler(GameError, _from_game)
     app.register_error_handler(IllegalTurn, _from_illegal)
-    for referee_error in (
-        MatchNotFound,
-        BadToken,
-        TokenForAnotherMatch,
-        StaleVersion,
-        IdempotencyMismatch,
-        Busy,
-    ):
-        app.register_error_handler(referee_error, _from_referee)
+    app.register_error_handler(RefereeError, _from_referee)
     app.register_error_handler(Exception, _from_unexpected)

@@ -17,6 +17,7 @@ from service.api.schemas import (
     test_mode_create_match_schema,
 )
 from service.game import Match
+from service.game.state import sorted_rack
 from service.referee import Action, Moved, Referee
 
 __all__ = ["blueprint"]
@@ -105,7 +106,7 @@ def draw(match_id: str) -> Response:
 @blueprint.post("/v1/matches/<match_id>/pass")
 def pass_turn(match_id: str) -> Response:
     """Pass (empty pool, and no legal play)."""
-    can_play = current_app.extensions.get("can_play")
+    can_play = referee().can_play
     return _move(
         match_id,
         lambda match, seat, now: game.pass_turn(match, seat, now=now, can_play=can_play),
@@ -126,6 +127,23 @@ def next_game(match_id: str) -> Response:
     return _move(
         match_id, lambda match, seat, now: game.next_game(match, now=now, rng=ref.rng_for(match))
     )
+
+
+@blueprint.get("/v1/matches/<match_id>/hint")
+def hint(match_id: str) -> Response:
+    """The solver's best play for the caller's rack: a whole table to submit as is."""
+    match, _, solution = referee().hint(match_id, auth.bearer_token())
+    answer = {
+        "status": solution.status.value,
+        "version": match.version,
+        "table": [[t.code for t in s] for s in solution.table] if solution.found else None,
+        "placed": [tile.code for tile in sorted_rack(solution.placed.elements())],
+        "tile_count": solution.tile_count,
+        "points": solution.points,
+    }
+    response = jsonify(answer)
+    response.headers["ETag"] = etag(match.version)
+    return response
 
 
 @blueprint.get("/v1/matches/<match_id>/events")

@@ -6,7 +6,8 @@ the new match and the public :class:`Event` records it produced, one version eac
 
 - creating: :func:`new_match`, :func:`from_setup` (test mode), :func:`next_game`;
 - a turn: :func:`play`, :func:`draw`, :func:`pass_turn`, :func:`save_draft`;
-- time: :func:`settle` handles every passed deadline, in order;
+- time: :func:`settle` handles every passed deadline, in order; :func:`advance` also
+  plays bot turns and ends a stalemate the solver proves;
 - the solver's proof: :func:`stalemate_if_nobody_can_play`;
 - storage: :func:`to_dict`, :func:`from_dict`, :func:`event_to_dict`, :func:`event_from_dict`;
 - clients: :func:`public_view`, :func:`private_view`.
@@ -15,6 +16,7 @@ Errors are drawn in :mod:`service.game.errors`; a play that breaks the rules rai
 :class:`service.rules.IllegalTurn`.
 """
 
+from service.game.autoplay import Autoplay, advance
 from service.game.codec import (
     FORMAT,
     event_from_dict,
@@ -58,6 +60,8 @@ from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_n
 from service.game.views import private_view, public_view
 
 __all__ = [
+    "Autoplay",
+    "advance",
     "FORMAT",
     "HAND_SIZE",
     "BadSetup",

@@ -209,16 +209,43 @@ def test_drawing_from_an_empty_pool_is_refused(client) -> None:
     assert ann.draw().status_code == 409
 
 
-def test_when_everyone_passes_with_an_empty_pool_the_lowest_rack_wins(client) -> None:
-    _created, (ann, bo) = setup(client, ["R1 R5", "K7 K9"])
-    assert ann.pass_().status_code == 200
-    final = bo.pass_().get_json()["match"]
-    assert final["status"] in ("finished", "game_over")
-    outcome = final["last_outcome"]
-    assert outcome["reason"] == "stalemate"
-    assert outcome["winner"] == 0
+def test_when_the_solver_proves_nobody_can_play_the_game_ends_at_once(client) -> None:
+    created, _ = setup(client, ["R1 R5", "K7 K9"])
+    match = created["match"]
+    assert match["status"] in ("game_over", "finished")
+    outcome = match["last_outcome"]
+    assert (outcome["reason"], outcome["ending"], outcome["winner"]) == (
+        "stalemate",
+        "nobody_can_play",
+        0,
+    )
     assert outcome["scores"] == [10, -10]
-    assert sum(outcome["scores"]) == 0
+
+
+def test_a_pass_is_refused_while_a_legal_play_exists(client) -> None:
+    _, (ann, _) = setup(client, ["R10 R11 R12 B1", "K1 K5"])
+    response = ann.pass_()
+    assert response.status_code == 422
+    assert response.get_json()["type"].endswith(":pass-refused")
+
+
+def test_a_player_who_cannot_play_passes_and_play_goes_on(client) -> None:
+    _, (ann, bo) = setup(client, ["R1 R5", "K10 K11 K12 B2"])
+    view = ann.pass_().get_json()["match"]
+    assert (view["status"], view["current_seat"]) == ("playing", 1)
+    assert bo.play("K10 K11 K12").status_code == 200
+
+
+def test_by_option_the_game_ends_the_moment_the_player_to_move_cannot_play(client) -> None:
+    created, _ = setup(
+        client, ["R1 R5", "K10 K11 K12 B2"], rules={"stalemate_end": "first_cannot_play"}
+    )
+    outcome = created["match"]["last_outcome"]
+    assert (outcome["ending"], outcome["winner"], sum(outcome["scores"])) == (
+        "first_cannot_play",
+        0,
+        0,
+    )
 
 
 def test_going_out_ends_the_game_and_scores_the_others_racks(client) -> None:

@@ -34,6 +34,8 @@ def test_the_game_package_imports_only_the_standard_library_and_the_rules() -> N
 def test_the_public_names_of_the_game_package_are_pinned() -> None:
     assert sorted(service.game.__all__) == sorted(
         [
+            "Autoplay",
+            "advance",
             "FORMAT",
             "HAND_SIZE",
             "BadSetup",
