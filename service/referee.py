@@ -144,7 +144,7 @@ class Referee:
             )
         tokens = tuple(f"{match_id}.{secrets.token_urlsafe(24)}" for _ in players)
         transition = created.then(lambda match: self.advance(match, now, True))
-        self._commit(transition, None, [_digest(token) for token in tokens], None, None)
+        self._commit(transition, None, [_digest(token) for token in tokens], None)
         return Created(transition.match, tokens, now)
 
     # -- reading ------------------------------------------------------------------
@@ -228,7 +228,7 @@ class Referee:
                 answer = {"fingerprint": idempotency.fingerprint, "answer": describe(moved, seat)}
                 record = (key, answer)
             try:
-                self._commit(transition, match.version, hashes, record, match)
+                self._commit(transition, match.version, hashes, record)
             except VersionConflict:
                 _back_off(attempt)
                 continue
@@ -273,7 +273,7 @@ class Referee:
             if not transition.events:
                 return match, hashes, now
             try:
-                self._commit(transition, match.version, hashes, None, match)
+                self._commit(transition, match.version, hashes, None)
             except VersionConflict:
                 _back_off(attempt)
                 continue
@@ -320,7 +320,6 @@ class Referee:
         expected: int | None,
         hashes: list[str],
         record: tuple[str, dict[str, Any]] | None,
-        before: Match | None,
     ) -> None:
         match = transition.match
         finished = match.status is Status.FINISHED

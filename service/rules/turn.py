@@ -189,11 +189,13 @@ def _initial_meld(
         return violations
     value = initial_meld_value(new_sets, joker_worth_zero=rules.joker_worth_zero_in_meld)
     if value < rules.initial_meld_points:
+        invalid = any(not classify(tiles).valid for tiles in new_sets)
         violations.append(
             Violation(
                 TurnFault.INITIAL_MELD_BELOW_THRESHOLD,
-                f"your initial meld is worth {value} points; it must be worth at least "
-                f"{rules.initial_meld_points}",
+                f"your initial meld is worth {value} points"
+                + (" (invalid sets count nothing)" if invalid else "")
+                + f"; it must be worth at least {rules.initial_meld_points}",
             )
         )
     return violations
