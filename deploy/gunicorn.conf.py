@@ -39,12 +39,21 @@ limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
 
-# Access log on stdout. The format names the path without its query string and never a header
-# that carries a secret: no %(u)s (Basic-auth user), no Authorization, no cookies.
-accesslog = "-"
+# The app writes its own access log, as JSON with a request id (service/observability.py), so
+# gunicorn's is off unless GUNICORN_ACCESS_LOG=1. Its format names the path without its query
+# string and never a header that carries a secret: no %(u)s, no Authorization, no cookies.
+accesslog = "-" if os.environ.get("GUNICORN_ACCESS_LOG") == "1" else None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'
+
+
+def child_exit(server, worker):  # noqa: ANN001, ARG001 - gunicorn's hook signature
+    """Drop a dead worker's live gauges from the shared Prometheus files."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
 
 # No runtime control socket (gunicorn 27 puts one in ~/.gunicorn by default, which two instances
 # on one machine would share).

@@ -121,6 +121,10 @@ else
     export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 fi
 
+# Metrics of every gunicorn worker are summed through files here (service/observability.py).
+export PROMETHEUS_MULTIPROC_DIR="$root/var/prometheus"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+
 echo "starting gunicorn on http://$HOST:$PORT ..."
 start gunicorn "$venv/bin/gunicorn" -c deploy/gunicorn.conf.py 'service.app:create_app()'
 

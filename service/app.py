@@ -7,9 +7,12 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import errors, meld, meta
+from service import observability, web
+from service.api import errors, limits, matches, meld, meta, stream
 from service.config import Settings
-from service.store.connection import connect
+from service.referee import Referee
+from service.store.connection import connect, connect_blocking
+from service.store.matches import MatchStore
 
 __all__ = ["create_app"]
 
@@ -28,9 +31,24 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.compact = True  # type: ignore[attr-defined]
-    app.extensions["redis"] = connect(settings)
+    app.extensions["redis"] = redis = connect(settings)
+    store = MatchStore(redis, blocking=connect_blocking(settings))
+    app.extensions["referee"] = Referee(
+        store,
+        test_mode=settings.test_mode,
+        finished_ttl=settings.finished_match_ttl,
+        on_events=observability.record_events,
+    )
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
+    observability.init_app(app)
     errors.init_app(app)
-    for blueprint in (meta.blueprint, meld.blueprint):
+    limits.init_app(app)
+    for blueprint in (
+        meta.blueprint,
+        meld.blueprint,
+        matches.blueprint,
+        stream.blueprint,
+        web.blueprint,
+    ):
         app.register_blueprint(blueprint)
     return app

@@ -120,6 +120,7 @@ class Referee:
     finished_ttl: int = 7 * 24 * 3600
     autoplay: game.Autoplay = field(default_factory=game.Autoplay)
     hint_budget: float = 3.0
+    on_events: Callable[[tuple[game.Event, ...]], None] | None = None
 
     # -- creating -----------------------------------------------------------------
 
@@ -333,6 +334,8 @@ class Referee:
             ttl=self.finished_ttl if finished else 0,
         )
         self.store.schedule(match.id, _next_due(match))
+        if self.on_events is not None:
+            self.on_events(transition.events)
 
 
 def _back_off(attempt: int) -> None:

@@ -26,9 +26,9 @@ from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
+from service.observability import record_refusal
 from service.referee import (
     BadToken,
-    Busy,
     HintsOff,
     IdempotencyMismatch,
     MatchNotFound,
@@ -164,6 +164,7 @@ def _from_redis(error: RedisError) -> Response:
 
 
 def _from_game(error: GameError) -> Response:
+    record_refusal([error.kind])
     status = 422 if isinstance(error, PassRefused | InvalidMatch) else 409
     if isinstance(error, UnknownSeat):
         status = 403
@@ -181,6 +182,7 @@ def _from_illegal(error: IllegalTurn) -> Response:
         }
         for v in error.violations
     ]
+    record_refusal(v["code"] for v in violations)
     count = len(violations)
     detail = f"the play breaks {count} rule{'s' if count != 1 else ''}: " + "; ".join(
         v["message"] for v in violations

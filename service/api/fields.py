@@ -9,7 +9,7 @@ from marshmallow import ValidationError, fields, validate
 
 from service.rules import InvalidTileCode, Tile
 
-__all__ = ["MAX_SET_TILES", "MAX_TABLE_SETS", "Table", "TileCode"]
+__all__ = ["MAX_SET_TILES", "MAX_TABLE_SETS", "Flag", "Table", "TileCode", "WholeNumber"]
 
 MAX_TABLE_SETS = 60
 MAX_SET_TILES = 40
@@ -28,6 +28,29 @@ class TileCode(fields.Field):
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
         return None if value is None else str(value)
+
+
+class Flag(fields.Boolean):
+    """A JSON ``true`` or ``false``: nothing else (not ``1``, not ``"yes"``)."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError("Not a valid boolean: use true or false.")
+        return value
+
+
+class WholeNumber(fields.Integer):
+    """A JSON integer: ``30`` or ``30.0`` (JSON Schema's integers), not ``"30"`` or ``30.5``."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> int:
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole:
+            raise ValidationError("Not a valid integer.")
+        return int(value)
 
 
 def Table(**kwargs: Any) -> fields.List:

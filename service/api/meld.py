@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint
 from marshmallow import Schema, fields, validate
 
-from service.api.fields import Table
+from service.api.fields import Flag, Table, WholeNumber
 from service.api.parsing import load_body
 from service.rules import classify, set_points
 
@@ -17,8 +17,8 @@ blueprint = Blueprint("meld", __name__)
 
 
 class MeldRulesSchema(Schema):
-    initial_meld_points = fields.Integer(load_default=30, validate=validate.Range(min=0, max=1000))
-    joker_worth_zero_in_meld = fields.Boolean(load_default=False)
+    initial_meld_points = WholeNumber(load_default=30, validate=validate.Range(min=0, max=1000))
+    joker_worth_zero_in_meld = Flag(load_default=False)
 
 
 class MeldCheckSchema(Schema):

@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from service.api.fields import Table, TileCode
+from service.api.fields import Flag, Table, TileCode, WholeNumber
 from service.game import PlayerSpec, Setup
 from service.rules import (
     FirstPlayerJoker,
@@ -26,18 +26,18 @@ def _choice(enum_type: Any) -> fields.String:
 
 class RulesSchema(Schema):
     tile_set = _choice(TileSet)
-    turn_seconds = fields.Integer(validate=validate.Range(min=0, max=3600))
-    initial_meld_points = fields.Integer(validate=validate.Range(min=0, max=1000))
-    joker_worth_zero_in_meld = fields.Boolean()
-    joker_locked_sets = fields.Boolean()
-    hints = fields.Boolean()
-    rounds = fields.Integer(validate=validate.Range(min=1, max=20))
-    target_score = fields.Integer(allow_none=True, validate=validate.Range(min=1))
+    turn_seconds = WholeNumber(validate=validate.Range(min=0, max=3600))
+    initial_meld_points = WholeNumber(validate=validate.Range(min=0, max=1000))
+    joker_worth_zero_in_meld = Flag()
+    joker_locked_sets = Flag()
+    hints = Flag()
+    rounds = WholeNumber(validate=validate.Range(min=1, max=20))
+    target_score = WholeNumber(allow_none=True, validate=validate.Range(min=1))
     match_winner = _choice(MatchWinner)
     stalemate_scoring = _choice(StalemateScoring)
     stalemate_end = _choice(StalemateEnd)
     first_player_joker = _choice(FirstPlayerJoker)
-    redeal_duplicates = fields.Boolean()
+    redeal_duplicates = Flag()
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> Rules:
@@ -54,7 +54,7 @@ class RulesSchema(Schema):
 
 class PlayerSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=40))
-    bot = fields.Boolean(load_default=False)
+    bot = Flag(load_default=False)
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> PlayerSpec:
@@ -69,8 +69,8 @@ class SetupSchema(Schema):
     )
     pool = fields.List(TileCode(), load_default=list, validate=validate.Length(max=160))
     table = Table(load_default=list)
-    melded = fields.List(fields.Boolean(), load_default=None, validate=validate.Length(max=6))
-    first_seat = fields.Integer(load_default=0, validate=validate.Range(min=0, max=5))
+    melded = fields.List(Flag(), load_default=None, validate=validate.Length(max=6))
+    first_seat = WholeNumber(load_default=0, validate=validate.Range(min=0, max=5))
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> Setup:
@@ -91,7 +91,7 @@ class CreateMatchSchema(Schema):
         fields.Nested(PlayerSchema), required=True, validate=validate.Length(min=2, max=6)
     )
     rules = fields.Nested(RulesSchema, load_default=Rules)
-    seed = fields.Integer(validate=validate.Range(min=-(2**63), max=2**63 - 1))
+    seed = WholeNumber(validate=validate.Range(min=-(2**63), max=2**63 - 1))
     setup = fields.Nested(SetupSchema)
 
     @validates_schema

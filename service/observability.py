@@ -1,0 +1,136 @@
+"""Operations: Prometheus metrics at ``/metrics``, JSON logs with a request id.
+
+Metrics (``referee_`` prefix): request latency histograms by route, method and status;
+moves applied by kind; refusals by reason code; turn timeouts; games ended; open event
+streams. Under gunicorn set ``PROMETHEUS_MULTIPROC_DIR`` (``make run`` does) so every
+worker's figures are summed. Logs are one JSON object a line on stderr, each with the
+``request_id`` (taken from a well-formed ``X-Request-ID`` header, or made up, and sent
+back in the answer). No log line carries a token, a rack or the pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from flask import Blueprint, Flask, Response, g, has_request_context, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from pythonjsonlogger.json import JsonFormatter
+
+from service.game import Event
+
+__all__ = ["blueprint", "init_app", "record_events", "record_refusal", "STREAMS_OPEN"]
+
+REQUEST_SECONDS = Histogram(
+    "referee_request_duration_seconds",
+    "Time to answer a request.",
+    ["route", "method", "status"],
+    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 30.0),
+)
+MOVES = Counter("referee_moves_applied_total", "Moves applied, by kind.", ["kind"])
+REFUSALS = Counter("referee_refusals_total", "Moves refused, by reason code.", ["reason"])
+TIMEOUTS = Counter("referee_turn_timeouts_total", "Turns that ran out of time.", ["reverted"])
+GAMES = Counter("referee_games_ended_total", "Games ended, by how.", ["ending"])
+STREAMS_OPEN = Gauge("referee_open_streams", "Event streams open now.", multiprocess_mode="livesum")
+
+_MOVE_EVENTS = {"played", "drew", "passed", "draft_updated", "game_started"}
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+
+blueprint = Blueprint("metrics", __name__)
+access_log = logging.getLogger("service.access")
+
+
+@blueprint.get("/metrics")
+def metrics() -> Response:
+    """The Prometheus exposition of every worker's metrics."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        body = generate_latest(registry)
+    else:
+        body = generate_latest()
+    return Response(body, content_type=CONTENT_TYPE_LATEST)
+
+
+def record_events(events: Iterable[Event]) -> None:
+    """Count what a commit did: moves, timeouts, games ended."""
+    for event in events:
+        if event.type in _MOVE_EVENTS:
+            MOVES.labels(event.type).inc()
+        elif event.type == "turn_timed_out":
+            TIMEOUTS.labels(str(bool(event.data.get("reverted"))).lower()).inc()
+        elif event.type == "game_over":
+            GAMES.labels(str(event.data.get("ending", "unknown"))).inc()
+
+
+def record_refusal(reasons: Iterable[str]) -> None:
+    """Count a refused move under each of its reason codes."""
+    for reason in reasons:
+        REFUSALS.labels(reason).inc()
+
+
+class _RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = g.get("request_id") if has_request_context() else None
+        return True
+
+
+def _configure_logging() -> None:
+    logger = logging.getLogger("service")
+    if any(getattr(h, "_referee", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        JsonFormatter(
+            "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+        )
+    )
+    handler.addFilter(_RequestIdFilter())
+    handler._referee = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+
+
+def _start() -> None:
+    supplied = request.headers.get("X-Request-ID", "")
+    g.request_id = supplied if _REQUEST_ID.match(supplied) else uuid.uuid4().hex
+    g.started = time.perf_counter()
+
+
+def _finish(response: Response) -> Response:
+    elapsed = time.perf_counter() - g.get("started", time.perf_counter())
+    route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    REQUEST_SECONDS.labels(route, request.method, str(response.status_code)).observe(elapsed)
+    response.headers["X-Request-ID"] = g.get("request_id", "")
+    fields: dict[str, Any] = {
+        "method": request.method,
+        "route": route,
+        "status": response.status_code,
+        "duration_ms": round(elapsed * 1000, 2),
+    }
+    if request.view_args and "match_id" in request.view_args:
+        fields["match_id"] = request.view_args["match_id"]
+    access_log.info("request", extra=fields)
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Register the request id, the access log, the metrics route and the JSON log format."""
+    _configure_logging()
+    app.before_request(_start)
+    app.after_request(_finish)
+    app.register_blueprint(blueprint)

@@ -1,0 +1,196 @@
+"""The exact solver: the play that places the most rack tiles, or proof that none exists.
+
+:func:`solve` returns a :class:`Solution`: a whole new table a client could send,
+the rack tiles it places, how many and what they are worth. Among the plays that
+place the most rack tiles it picks the one whose placed tiles are worth the most,
+each numbered tile counting its number and a joker 30 (what it would cost left on
+the rack). :func:`can_play` answers only whether any play exists; the referee uses
+it to refuse a pass and to prove a stalemate.
+
+After the initial meld the new table is any arrangement of every table tile and
+some rack tiles into valid sets; table jokers stay on the table. Before it, the
+table's sets are copied unchanged and the rack tiles placed form new sets worth
+at least the threshold (a joker worth the number it stands for, or 0 with the
+option). With the joker-locked option a table set holding a joker comes back
+extended, or with the joker swapped for the tile it stands for.
+
+The answer is exact: ``NO_PLAY`` is a proof. When a ``time_budget`` runs out the
+status is ``GAVE_UP`` and nothing is guessed. The method is dynamic programming
+over the numbers 1-13 (:mod:`service.rules.solver.search`), after van Rijn, Takes
+and Vis, "The complexity of Rummikub problems" (2015).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from service.rules.options import Rules
+from service.rules.sets import SetKind, classify
+from service.rules.solver.arrange import build_sets
+from service.rules.solver.position import Position, read_position
+from service.rules.solver.search import OutOfTime, Plan, best_plan, most_possible
+from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Tile
+
+__all__ = ["Solution", "SolveStatus", "can_play", "solve"]
+
+Table = tuple[tuple[Tile, ...], ...]
+# on smaller tables one search with every joker is quicker than a series of searches
+SERIES_FROM_TABLE_TILES = 30
+
+
+class SolveStatus(enum.Enum):
+    """How a search ended; the value is the stable code."""
+
+    PLAY_FOUND = "play_found"
+    NO_PLAY = "no_play"
+    GAVE_UP = "gave_up"
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """The solver's answer.
+
+    ``table`` is the whole new table (the old one when no play is found), each set
+    in display order; ``placed`` the rack tiles it adds; ``points`` their worth
+    with a joker counted 30.
+    """
+
+    status: SolveStatus
+    table: Table
+    placed: Counter[Tile] = field(default_factory=Counter)
+    tile_count: int = 0
+    points: int = 0
+
+    @property
+    def found(self) -> bool:
+        """Whether a play was found."""
+        return self.status is SolveStatus.PLAY_FOUND
+
+
+def solve(
+    table: Sequence[Sequence[Tile]],
+    rack: Counter[Tile] | Iterable[Tile],
+    *,
+    melded: bool,
+    rules: Rules | None = None,
+    time_budget: float | None = None,
+) -> Solution:
+    """Return the play placing the most rack tiles (ties: most points); never raises.
+
+    ``time_budget`` is in seconds; when it runs out the status is ``GAVE_UP``.
+    """
+    rules = rules or Rules()
+    before: Table = tuple(tuple(tiles) for tiles in table)
+    hand = rack if isinstance(rack, Counter) else Counter(rack)
+    hand = +hand
+    if not hand:
+        return Solution(SolveStatus.NO_PLAY, before)
+    deadline = None if time_budget is None else time.perf_counter() + time_budget
+    position = read_position(before, hand, melded=melded, rules=rules)
+    try:
+        sets = _best_sets(position, deadline)
+    except OutOfTime:
+        return Solution(SolveStatus.GAVE_UP, before)
+    if sets is None:
+        return Solution(SolveStatus.NO_PLAY, before)
+    after = sets if melded else before + sets
+    placed = _tiles_of(after) - _tiles_of(before)
+    points = sum(tile.penalty * n for tile, n in placed.items())
+    return Solution(SolveStatus.PLAY_FOUND, after, placed, placed.total(), points)
+
+
+def _best_sets(position: Position, deadline: float | None) -> Table | None:
+    """The sets of the best play, or None when there is none.
+
+    After the initial meld the search lays only the jokers sets need and adds the
+    others at the end (see :mod:`service.rules.solver.runs`). It first tries laying
+    no joker at all, which is fast and most often places every rack tile, then one
+    joker, and so on: each play found is a floor for the next search, and a play
+    that places every rack tile ends it. In the rare position where the
+    spare jokers fit nowhere it searches again with every joker placement. The
+    initial meld counts what jokers stand for, so it always uses that full search.
+    """
+    if position.meld_threshold is not None:
+        return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    floor, fallback = 1, None
+    series = sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
+    for limit in range(position.jokers if series else 0):
+        plan = best_plan(
+            position, essential=True, deadline=deadline, floor=floor, joker_limit=limit
+        )
+        sets = _lay(position, plan, essential=True)
+        if plan is not None and sets is not None:
+            if plan.score == most_possible(position):
+                return sets
+            floor, fallback = plan.score, sets
+    plan = best_plan(position, essential=True, deadline=deadline, floor=floor)
+    if plan is None:
+        return fallback
+    sets = _lay(position, plan, essential=True)
+    if sets is not None:
+        return sets
+    return _lay(position, best_plan(position, essential=False, deadline=deadline))
+
+
+def _lay(position: Position, plan: Plan | None, *, essential: bool = False) -> Table | None:
+    if plan is None:
+        return None
+    sets = build_sets(position, plan, essential=essential)
+    return None if sets is None else tuple(sets)
+
+
+def can_play(
+    table: Sequence[Sequence[Tile]],
+    rack: Counter[Tile] | Iterable[Tile],
+    *,
+    melded: bool,
+    rules: Rules | None = None,
+    time_budget: float | None = None,
+) -> bool | None:
+    """Return whether the player can place any rack tile; None if the budget ran out.
+
+    After the initial meld a tile that extends a run or fills a group answers at
+    once; otherwise the full search decides.
+    """
+    hand = rack if isinstance(rack, Counter) else Counter(rack)
+    hand = +hand
+    if not hand:
+        return False
+    if melded and _extends_a_set(table, hand):
+        return True
+    status = solve(table, hand, melded=melded, rules=rules, time_budget=time_budget).status
+    if status is SolveStatus.GAVE_UP:
+        return None
+    return status is SolveStatus.PLAY_FOUND
+
+
+def _extends_a_set(table: Sequence[Sequence[Tile]], hand: Counter[Tile]) -> bool:
+    """Whether one rack tile fits at the end of a table run or into a group of three."""
+    has_joker = any(tile.is_joker for tile in hand)
+    for tiles in table:
+        info = classify(tiles)
+        if info.kind is SetKind.RUN and info.colour is not None and info.start is not None:
+            end = info.start + len(tiles) - 1
+            if has_joker and len(tiles) < MAX_NUMBER - MIN_NUMBER + 1:
+                return True
+            before, after = Tile(info.colour, info.start - 1), Tile(info.colour, end + 1)
+            if (info.start > MIN_NUMBER and hand[before]) or (end < MAX_NUMBER and hand[after]):
+                return True
+        elif info.kind is SetKind.GROUP and len(tiles) < len(COLOURS):
+            if has_joker:
+                return True
+            held = {tile.colour for tile in tiles}
+            if any(hand[Tile(c, info.number)] for c in COLOURS if c not in held):
+                return True
+    return False
+
+
+def _tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
+    counter: Counter[Tile] = Counter()
+    for tiles in table:
+        counter.update(tiles)
+    return counter

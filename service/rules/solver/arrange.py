@@ -1,0 +1,147 @@
+"""Turning the search's decisions, number by number, into the sets of a new table.
+
+The replay keeps each colour's open runs as (code, tiles), sorted by code in the
+same order as the search's states, so each fate of a :class:`RunMove` lands on a
+run of the right kind. Runs come out in display order (ascending, each joker at
+the position it stands for); groups list their colours in order, jokers last.
+Spare jokers go at the end of a run (or its start, at 13), else into a group of
+three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from service.rules.solver.groups import MAX_GROUP, arrange_groups
+from service.rules.solver.position import LockedRun, Position
+from service.rules.solver.runs import COMPLETE, Fate
+from service.rules.solver.search import Layer, Plan, Step
+from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
+
+__all__ = ["build_sets"]
+
+Run = list[Tile]
+OpenRun = tuple[int, Run]
+
+
+@dataclass
+class _Lock:
+    """A locked run being laid: the tiles before it, then its own positions."""
+
+    locked: LockedRun
+    tiles: Run = field(default_factory=list)
+
+
+def build_sets(position: Position, plan: Plan, *, essential: bool) -> list[tuple[Tile, ...]] | None:
+    """Lay out the sets that ``plan`` describes, runs first by colour and start.
+
+    Returns None when the spare jokers fit nowhere.
+    """
+    runs: list[Run] = []
+    groups: list[list[Tile]] = []
+    open_runs: list[list[OpenRun]] = [[] for _ in COLOURS]
+    laying: list[list[_Lock]] = [[] for _ in COLOURS]
+    for layer in plan.layers:
+        groups.extend(_groups_at(position, layer, essential=essential))
+        for colour, step in enumerate(layer.steps):
+            open_runs[colour] = _runs_at(
+                position, layer.number, colour, step, open_runs[colour], laying[colour], runs
+            )
+    for colour_runs in open_runs:
+        runs.extend(tiles for _, tiles in colour_runs)
+    runs.sort(key=_run_order)
+    for _ in range(plan.spare_jokers):
+        if not _add_spare_joker(runs, groups):
+            return None
+    return [tuple(run) for run in runs] + [tuple(group) for group in groups]
+
+
+def _add_spare_joker(runs: list[Run], groups: list[list[Tile]]) -> bool:
+    for run in runs:
+        start = _run_order(run)[1]
+        if start + len(run) - 1 < MAX_NUMBER:
+            run.append(JOKER)
+            return True
+        if start > MIN_NUMBER:
+            run.insert(0, JOKER)
+            return True
+    for group in groups:
+        if len(group) < MAX_GROUP:
+            group.append(JOKER)
+            return True
+    return False
+
+
+def _run_order(run: Run) -> tuple[int, int, int]:
+    first = next(i for i, tile in enumerate(run) if not tile.is_joker)
+    tile = run[first]
+    assert tile.colour is not None and tile.number is not None
+    return COLOURS.index(tile.colour), tile.number - first, len(run)
+
+
+def _runs_at(
+    position: Position,
+    number: int,
+    colour: int,
+    step: Step,
+    before: list[OpenRun],
+    laying: list[_Lock],
+    finished: list[Run],
+) -> list[OpenRun]:
+    real = Tile(COLOURS[colour], number)
+    move = step.move
+    ordered = sorted(before, key=lambda run: run[0])
+    after: list[OpenRun] = []
+    starting = [
+        _Lock(run) for run in position.locked_runs if run.colour == colour and run.start == number
+    ]
+    absorbed = 0
+    for (_, tiles), fate, code in zip(ordered, move.fates, move.codes, strict=True):
+        if fate == Fate.REAL:
+            after.append((code, [*tiles, real]))
+        elif fate == Fate.JOKER:
+            after.append((code, [*tiles, JOKER]))
+        elif fate == Fate.LOCKED:
+            starting[absorbed].tiles = list(tiles)
+            absorbed += 1
+        else:
+            finished.append(tiles)
+    for jokers_before in move.new_prefixes:
+        after.append((min(COMPLETE, 1 + jokers_before), [JOKER] * jokers_before + [real]))
+    for lock, jokers_before in zip(starting[absorbed:], move.locked_prefixes, strict=True):
+        lock.tiles = [JOKER] * jokers_before
+    laying.extend(starting)
+    slot_reals = step.slot_reals
+    for lock in list(laying):
+        tile = lock.locked.tiles[number - lock.locked.start]
+        if tile.is_joker and slot_reals:
+            tile = real
+            slot_reals -= 1
+        lock.tiles.append(tile)
+        if lock.locked.end == number:
+            laying.remove(lock)
+            after.append((COMPLETE, lock.tiles))
+    return after
+
+
+def _groups_at(position: Position, layer: Layer, *, essential: bool) -> list[list[Tile]]:
+    number = layer.number
+    held = sorted(
+        (group for group in position.locked_groups if group.number == number),
+        key=lambda group: group.forced,
+    )
+    plan = arrange_groups(
+        layer.group_reals, layer.group_jokers, position.forced[number], essential=essential
+    )
+    assert plan is not None
+    completions, free = plan
+    sets: list[list[Tile]] = []
+    for group, (mask, jokers) in zip(held, completions, strict=True):
+        reals = [tile for tile in group.tiles if not tile.is_joker]
+        reals += [Tile(COLOURS[c], number) for c in range(len(COLOURS)) if mask >> c & 1]
+        reals.sort(key=lambda tile: COLOURS.index(tile.colour) if tile.colour else 0)
+        sets.append([*reals, *[JOKER] * jokers])
+    for mask, jokers in free:
+        reals = [Tile(COLOURS[c], number) for c in range(len(COLOURS)) if mask >> c & 1]
+        sets.append([*reals, *[JOKER] * jokers])
+    return sets

@@ -1,0 +1,263 @@
+"""How the open runs of one colour move on from one number to the next.
+
+The solver reads the table number by number. For each colour it keeps the runs
+still *open* (they took a tile at the last number), each as a *code*: 1 or 2 for a
+run of that length, 3 for a run of three or more, which may end at any time. A
+state is the sorted tuple of codes; copies of a tile are interchangeable, so
+runs with equal codes are too.
+
+At a number ``v`` a colour receives real tiles, jokers that continue open runs,
+jokers laid *before* a new run (``J J R3``: a prefix), and the ends of locked
+runs (see :mod:`service.rules.solver.position`). :func:`run_moves` lists every
+useful way to spend them: which open runs continue (with a real tile or a
+joker), which end, which new runs start. A move whose resulting state is
+*dominated* by another's (every run at least as long, extra runs complete) is
+left out: anything the weaker state can still do, the stronger can too.
+
+In *essential* mode (after the initial meld) a joker is only laid where the set
+needs it: a run of three or more takes a joker only to bridge a gap, marked with
+the code ``GAP`` (the run must go on with a real tile); jokers go before a new run
+only at 12 and 13, where they cannot go after it. Every other joker is *spare* and
+is added at the end to any run or group of three that can take it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from itertools import product
+
+__all__ = [
+    "COMPLETE",
+    "GAP",
+    "Fate",
+    "RunMove",
+    "RunState",
+    "dominates",
+    "is_closable",
+    "run_moves",
+    "weaker_states",
+]
+
+RunState = tuple[int, ...]
+COMPLETE = 3
+GAP = 4  # three or more tiles, the last a joker bridging to a real tile still to come
+# how strong each code is; grows strictly with dominance between codes
+_STRENGTH = {1: 2, GAP: 3, 2: 4, COMPLETE: 6}
+
+
+class Fate:
+    """What happens to one open run at the next number."""
+
+    REAL = "R"  # continues with a real tile
+    JOKER = "J"  # continues with a joker
+    LOCKED = "L"  # continues into a locked run that starts here
+    END = "E"  # ends (only a complete run may)
+
+
+@dataclass(frozen=True, slots=True)
+class RunMove:
+    """One way for a colour's runs to take the tiles of a number.
+
+    ``fates`` matches the old state's codes in order, ``codes`` gives the new code
+    of each run that continues (0 for the others). ``new_prefixes`` gives, for
+    each new run started by a real tile, the jokers laid before it;
+    ``locked_prefixes`` the same for each locked run that starts fresh here.
+    ``prefix_value`` is what the prefix jokers stand for, summed.
+    """
+
+    state: RunState
+    fates: tuple[str, ...]
+    codes: tuple[int, ...]
+    new_prefixes: tuple[int, ...]
+    locked_prefixes: tuple[int, ...]
+    prefix_value: int
+
+
+def is_closable(state: RunState) -> bool:
+    """Whether every open run of ``state`` is long enough to end now."""
+    return all(code == COMPLETE for code in state)
+
+
+def strength(state: RunState) -> int:
+    """A number that grows strictly whenever a state dominates another."""
+    return sum(_STRENGTH[code] for code in state)
+
+
+def _covers(strong: int, weak: int) -> bool:
+    """Whether a run of code ``strong`` can do whatever one of code ``weak`` can."""
+    return strong in (weak, COMPLETE) or (strong == 2 and weak in (1, GAP))
+
+
+@cache
+def dominates(strong: RunState, weak: RunState) -> bool:
+    """Whether ``strong`` can do whatever ``weak`` can from here on.
+
+    True when each run of ``weak`` can be matched with a distinct run of ``strong``
+    that covers it, and the runs of ``strong`` left over are complete (they can end
+    at once).
+    """
+    if not weak:
+        return all(code == COMPLETE for code in strong)
+    if len(strong) < len(weak):
+        return False
+    first, rest = weak[0], weak[1:]
+    tried: set[int] = set()
+    for index, code in enumerate(strong):
+        if code in tried or not _covers(code, first):
+            continue
+        tried.add(code)
+        if dominates(strong[:index] + strong[index + 1 :], rest):
+            return True
+    return False
+
+
+@cache
+def weaker_states(state: RunState) -> frozenset[RunState]:
+    """Every state that ``state`` dominates, itself included."""
+    below = {
+        COMPLETE: (0, 1, 2, COMPLETE, GAP),
+        2: (1, 2, GAP),
+        1: (1,),
+        GAP: (GAP,),
+    }
+    return frozenset(
+        tuple(sorted(code for code in picked if code))
+        for picked in product(*(below[code] for code in state))
+    )
+
+
+@cache
+def run_moves(
+    state: RunState,
+    reals: int,
+    jokers: int,
+    locked_starts: int,
+    prefix: int,
+    locked_ends: int,
+    number: int,
+    *,
+    meld: bool = False,
+    essential: bool = False,
+) -> tuple[RunMove, ...]:
+    """List the undominated ways to spend a number's tiles on one colour's runs.
+
+    ``reals`` real tiles and ``jokers`` continuing jokers go to runs at ``number``;
+    ``locked_starts`` locked runs start here and ``locked_ends`` end here;
+    ``prefix`` jokers go before new runs at positions ``number - 1`` down to 1 (in
+    essential mode before new runs of real tiles only). Every tile and joker must be
+    used. With ``meld`` the prefix value counts too, so a move worth more points is
+    kept even when its state is weaker. Returns an empty tuple when no way exists.
+    """
+    moves: list[RunMove] = []
+    for fates in _fate_choices(state, reals, jokers, locked_starts):
+        codes = tuple(
+            _next_code(code, fate, essential) for code, fate in zip(state, fates, strict=True)
+        )
+        continued = [code for code in codes if code]
+        new_runs = reals - fates.count(Fate.REAL)
+        fresh_locked = locked_starts - fates.count(Fate.LOCKED)
+        for new_prefixes, locked_prefixes in _prefix_splits(
+            prefix, new_runs, 0 if essential else fresh_locked, number - 1
+        ):
+            if essential:
+                locked_prefixes = (0,) * fresh_locked
+            started = [min(COMPLETE, 1 + jokers_before) for jokers_before in new_prefixes]
+            after = tuple(sorted([*continued, *started, *[COMPLETE] * locked_ends]))
+            value = sum(_prefix_value(n, number) for n in (*new_prefixes, *locked_prefixes))
+            moves.append(RunMove(after, fates, codes, new_prefixes, locked_prefixes, value))
+    return _undominated(moves, meld=meld)
+
+
+def _next_code(code: int, fate: str, essential: bool) -> int:
+    if fate == Fate.REAL:
+        return min(COMPLETE, code + 1) if code != GAP else COMPLETE
+    if fate == Fate.JOKER:
+        if essential and code in (COMPLETE, GAP):
+            return GAP
+        return min(COMPLETE, code + 1)
+    return 0
+
+
+def _prefix_value(jokers_before: int, number: int) -> int:
+    return sum(number - i for i in range(1, jokers_before + 1))
+
+
+def _fate_choices(
+    state: RunState, reals: int, jokers: int, locked_starts: int
+) -> Iterator[tuple[str, ...]]:
+    """Fates for the open runs, up to swapping runs of equal code."""
+    seen: set[tuple[str, ...]] = set()
+    options = [
+        (Fate.REAL, Fate.JOKER, Fate.LOCKED, Fate.END)
+        if code == COMPLETE
+        else (Fate.REAL, Fate.JOKER, Fate.LOCKED)
+        for code in state
+    ]
+    for fates in product(*options):
+        if (
+            fates.count(Fate.REAL) > reals
+            or fates.count(Fate.JOKER) != jokers
+            or fates.count(Fate.LOCKED) > locked_starts
+        ):
+            continue
+        canonical = _canonical(state, fates)
+        if canonical not in seen:
+            seen.add(canonical)
+            yield canonical
+
+
+def _canonical(state: RunState, fates: tuple[str, ...]) -> tuple[str, ...]:
+    """Sort the fates within each block of equal codes."""
+    out: list[str] = []
+    start = 0
+    while start < len(state):
+        end = start
+        while end < len(state) and state[end] == state[start]:
+            end += 1
+        out.extend(sorted(fates[start:end]))
+        start = end
+    return tuple(out)
+
+
+def _prefix_splits(
+    prefix: int, new_runs: int, fresh_locked: int, room: int
+) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Ways to lay ``prefix`` jokers before new runs, at most ``room`` before each."""
+    for to_new in range(prefix + 1):
+        for new in _partitions(to_new, new_runs, room):
+            for locked in _partitions(prefix - to_new, fresh_locked, room):
+                yield new, locked
+
+
+def _partitions(total: int, bins: int, cap: int) -> Iterator[tuple[int, ...]]:
+    """Non-increasing tuples of ``bins`` numbers in ``0..cap`` summing to ``total``."""
+    if bins == 0:
+        if total == 0:
+            yield ()
+        return
+    for first in range(min(total, cap), -1, -1):
+        if first * bins < total:
+            break
+        for rest in _partitions(total - first, bins - 1, first):
+            yield (first, *rest)
+
+
+def _undominated(moves: list[RunMove], *, meld: bool) -> tuple[RunMove, ...]:
+    kept: list[RunMove] = []
+    for index, move in enumerate(moves):
+        if not any(
+            _beats(other, move, meld=meld)
+            and (not _beats(move, other, meld=meld) or other_index < index)
+            for other_index, other in enumerate(moves)
+            if other_index != index
+        ):
+            kept.append(move)
+    return tuple(kept)
+
+
+def _beats(strong: RunMove, weak: RunMove, *, meld: bool) -> bool:
+    if meld and strong.prefix_value < weak.prefix_value:
+        return False
+    return dominates(strong.state, weak.state)

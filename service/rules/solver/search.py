@@ -1,0 +1,497 @@
+"""The search: dynamic programming over the numbers 1 to 13.
+
+After number ``v`` a *state* holds, for each colour, the codes of its open runs
+(:mod:`service.rules.solver.runs`), how many jokers are placed so far and, before
+the initial meld, the meld value so far (capped at the threshold). At each number
+the search decides how many tiles of each colour it places (every table tile,
+any rack tiles), how many go into groups and how many jokers join them, then how
+each colour's runs take the rest. The score of a state is what the placed rack
+tiles are worth: ``TILE_WEIGHT`` each plus its penalty value (a joker 30), so
+more tiles always beat more points. Each state keeps its best score and where it
+came from; a state that another beats in every colour is dropped. The best
+closable state after 13 gives the answer.
+
+In essential mode (see :mod:`service.rules.solver.runs`) jokers are laid only
+where a set needs them, and every joker left over counts as placed: the caller
+adds them to runs and groups of three, and falls back to the full mode when they
+do not fit.
+
+A state is packed into one integer: 12 bits per colour (an interned run state),
+then the jokers placed, then the meld value.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from service.rules.solver.groups import GroupChoice, group_choices
+from service.rules.solver.position import Position
+from service.rules.solver.runs import (
+    Fate,
+    RunMove,
+    RunState,
+    is_closable,
+    run_moves,
+    strength,
+    weaker_states,
+)
+from service.rules.tiles import JOKER_PENALTY, MAX_NUMBER
+
+__all__ = ["TILE_WEIGHT", "Layer", "OutOfTime", "Plan", "Step", "best_plan", "most_possible"]
+
+TILE_WEIGHT = 1 << 16
+JOKER_WEIGHT = TILE_WEIGHT + JOKER_PENALTY
+COLOURS = 4
+STATE_BITS = 12
+STATE_MASK = (1 << STATE_BITS) - 1
+JOKER_SHIFT = STATE_BITS * COLOURS
+JOKER_MASK = 0xFF
+MELD_SHIFT = JOKER_SHIFT + 8
+MELD_MASK = 0xFFFF
+ALL_STATES = (1 << JOKER_SHIFT) - 1
+CHECK_EVERY = 64
+SMALL_LAYER = 24  # a layer this small costs more to filter than it saves
+PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
+
+_interning = threading.Lock()  # run states are interned once for every thread
+_state_ids: dict[RunState, int] = {(): 0}
+_states: list[RunState] = [()]
+_strengths: list[int] = [0]
+_weaker: dict[int, tuple[int, ...]] = {}
+# the options of one colour at one number, shared by every search of the process
+OPTIONS_CACHE_SIZE = 20_000
+_options_cache: dict[tuple[object, ...], tuple[tuple[Option, ...], ...]] = {}
+
+
+class OutOfTime(Exception):
+    """Raised inside the search when its time budget runs out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How one colour takes the tiles of one number.
+
+    ``used`` real tiles in all, ``slot_reals`` of them into locked-run slots; the
+    run move spends the rest with ``continuing_jokers`` jokers.
+    """
+
+    used: int
+    slot_reals: int
+    continuing_jokers: int
+    move: RunMove
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """What the best play does at one number."""
+
+    number: int
+    group_reals: tuple[int, ...]
+    group_jokers: int
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The best play, number by number, the spare jokers still to add, and its score."""
+
+    layers: tuple[Layer, ...]
+    spare_jokers: int
+    score: int
+
+
+# An option for one colour: (key bits, score gained, jokers used, meld value added, step)
+Option = tuple[int, int, int, int, Step]
+# How a state was reached: the state before, the group choice, each colour's option.
+Link = tuple[int, int, tuple[Option, ...]]
+
+
+def best_plan(
+    position: Position,
+    *,
+    essential: bool,
+    deadline: float | None = None,
+    floor: int = 1,
+    joker_limit: int | None = None,
+) -> Plan | None:
+    """Return the best play, or None when none scores ``floor`` or more.
+
+    In essential mode ``joker_limit`` bounds the jokers the search lays itself (the
+    others are spare). Raises :class:`OutOfTime` when ``deadline`` (a
+    ``time.perf_counter`` value) passes first.
+    """
+    search = _Search(position, essential, deadline, floor)
+    if essential and joker_limit is not None:
+        search.jokers = min(search.jokers, joker_limit)
+    layer: dict[int, int] = {0: 0}
+    parents: list[dict[int, Link]] = []
+    for number in range(1, MAX_NUMBER + 1):
+        layer, links = search.advance(number, layer)
+        parents.append(links)
+        if not layer:
+            return None
+    found = search.best_final(layer)
+    if found is None:
+        return None
+    best, score = found
+    spare = position.jokers - ((best >> JOKER_SHIFT) & JOKER_MASK) if essential else 0
+    return Plan(search.unwind(best, parents), spare, score)
+
+
+def most_possible(position: Position) -> int:
+    """The score of placing every rack tile, which no play can beat."""
+    numbered = sum(
+        count * (TILE_WEIGHT + number)
+        for number, row in enumerate(position.optional)
+        for count in row
+    )
+    return numbered + position.rack_jokers * JOKER_WEIGHT
+
+
+def _state_id(state: RunState) -> int:
+    found = _state_ids.get(state)
+    if found is None:
+        with _interning:
+            found = _state_ids.get(state)
+            if found is None:
+                if len(_states) > STATE_MASK:
+                    raise OverflowError("too many distinct run states to pack")
+                _states.append(state)
+                _strengths.append(strength(state))
+                found = _state_ids[state] = len(_states) - 1
+    return found
+
+
+def _weaker_ids(state_id: int) -> tuple[int, ...]:
+    found = _weaker.get(state_id)
+    if found is None:
+        weaker = weaker_states(_states[state_id])
+        found = _weaker[state_id] = tuple(sorted(_state_id(weak) for weak in weaker))
+    return found
+
+
+@cache
+def _ending(state: RunState) -> Option:
+    """The option that ends every run of ``state`` and lays nothing."""
+    move = RunMove((), (Fate.END,) * len(state), (0,) * len(state), (), (), 0)
+    return (0, 0, 0, 0, Step(0, 0, 0, move))
+
+
+def _colour_ids(key: int) -> tuple[int, int, int, int]:
+    return (
+        key & STATE_MASK,
+        (key >> STATE_BITS) & STATE_MASK,
+        (key >> 2 * STATE_BITS) & STATE_MASK,
+        (key >> 3 * STATE_BITS) & STATE_MASK,
+    )
+
+
+def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) -> dict[int, int]:
+    """Keep the states no other state beats: as strong in every colour, scoring as much.
+
+    States are compared only with states that reached the same meld value and,
+    unless jokers left over are spare (essential mode, where a state that used fewer
+    jokers can do more), that placed as many jokers. Stronger states come first, so
+    one pass against the states kept so far suffices: for each colour a bit mask per
+    run state marks the kept states at least that strong, and one per joker count
+    the kept states that used no more.
+    """
+    if len(layer) <= SMALL_LAYER:
+        return layer
+    strengths = _strengths
+    group_shift = MELD_SHIFT if spare_jokers else JOKER_SHIFT
+
+    def order(item: tuple[int, int]) -> tuple[int, int, int]:
+        key = item[0]
+        return (
+            -item[1],
+            (key >> JOKER_SHIFT) & JOKER_MASK,
+            -strengths[key & STATE_MASK]
+            - strengths[(key >> STATE_BITS) & STATE_MASK]
+            - strengths[(key >> 2 * STATE_BITS) & STATE_MASK]
+            - strengths[(key >> 3 * STATE_BITS) & STATE_MASK],
+        )
+
+    kept: dict[int, int] = {}
+    fronts: dict[int, tuple[list[dict[int, int]], list[int]]] = {}
+    for key, score in sorted(layer.items(), key=order):
+        ids = _colour_ids(key)
+        jokers = (key >> JOKER_SHIFT) & JOKER_MASK if spare_jokers else 0
+        front = fronts.get(key >> group_shift)
+        if front is None:
+            front = fronts[key >> group_shift] = ([{}, {}, {}, {}, {}], [0])
+        else:
+            masks = front[0]
+            if (
+                masks[0].get(ids[0], 0)
+                & masks[1].get(ids[1], 0)
+                & masks[2].get(ids[2], 0)
+                & masks[3].get(ids[3], 0)
+                & masks[4].get(jokers, 0)
+            ):
+                continue
+        bit = 1 << front[1][0]
+        front[1][0] += 1
+        masks = front[0]
+        for colour in range(COLOURS):
+            masks_of_colour = masks[colour]
+            for weak in _weaker_ids(ids[colour]):
+                masks_of_colour[weak] = masks_of_colour.get(weak, 0) | bit
+        for more in range(jokers, max_jokers + 1 if spare_jokers else 1):
+            masks[4][more] = masks[4].get(more, 0) | bit
+        kept[key] = score
+    return kept
+
+
+class _Search:
+    def __init__(
+        self, position: Position, essential: bool, deadline: float | None, floor: int
+    ) -> None:
+        self.position = position
+        self.essential = essential
+        self.deadline = deadline
+        self.floor = floor
+        self.jokers = position.jokers
+        # in essential mode every joker counts as placed from the start
+        self.joker_weight = 0 if essential else JOKER_WEIGHT
+        self.meld = position.meld_threshold
+        self.choices: list[tuple[GroupChoice, ...]] = []
+        self.available = [
+            tuple(m + o for m, o in zip(mandatory, optional, strict=True))
+            for mandatory, optional in zip(position.mandatory, position.optional, strict=True)
+        ]
+        # numbers with no tile, no group to complete and no locked run: runs can only end
+        self.quiet = [
+            not any(available) and not forced and not position.locked_runs
+            for available, forced in zip(self.available, position.forced, strict=True)
+        ]
+        # what the rack tiles above each number could add at most
+        self.above = [0] * (MAX_NUMBER + 1)
+        for number in range(MAX_NUMBER - 1, -1, -1):
+            row = position.optional[number + 1]
+            self.above[number] = self.above[number + 1] + sum(row) * (TILE_WEIGHT + number + 1)
+
+    def _check_time(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise OutOfTime
+
+    def advance(self, number: int, layer: dict[int, int]) -> tuple[dict[int, int], dict[int, Link]]:
+        """Move every state of ``layer`` past ``number``; return the new layer and its links."""
+        self._check_time()
+        position = self.position
+        available = self.available[number]
+        choices = group_choices(
+            available, self.jokers, position.forced[number], essential=self.essential
+        )
+        self.choices.append(choices)
+        if self.jokers == 0 and self.quiet[number]:
+            return self._skip(number, layer)
+        options = self._options_for(number)
+        jokers = self.jokers
+        meld = self.meld
+        joker_meld = number if position.jokers_count_in_meld else 0
+        joker_weight = self.joker_weight
+        new: dict[int, int] = {}
+        links: dict[int, Link] = {}
+        # a state must still be able to reach the floor, all its jokers placed
+        need = self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]
+        for count, (key, score) in enumerate(layer.items()):
+            if count % CHECK_EVERY == CHECK_EVERY - 1:
+                self._check_time()
+            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            meld_value = (key >> MELD_SHIFT) & MELD_MASK
+            by_groups = (
+                options(0, key & STATE_MASK),
+                options(1, (key >> STATE_BITS) & STATE_MASK),
+                options(2, (key >> 2 * STATE_BITS) & STATE_MASK),
+                options(3, (key >> 3 * STATE_BITS) & STATE_MASK),
+            )
+            for index, (reals, group_jokers) in enumerate(choices):
+                left = jokers - placed_jokers - group_jokers
+                if left < 0:
+                    continue
+                first = by_groups[0][reals[0]]
+                if not first:
+                    continue
+                second = by_groups[1][reals[1]]
+                if not second:
+                    continue
+                third = by_groups[2][reals[2]]
+                if not third:
+                    continue
+                fourth = by_groups[3][reals[3]]
+                if not fourth:
+                    continue
+                base = score + group_jokers * joker_weight
+                base_jokers = placed_jokers + group_jokers
+                base_meld = 0
+                if meld is not None:
+                    base_meld = meld_value + sum(reals) * number + group_jokers * joker_meld
+                for a in first:
+                    ja = a[2]
+                    if ja > left:
+                        break
+                    for b in second:
+                        jb = ja + b[2]
+                        if jb > left:
+                            break
+                        ab = a[0] | b[0]
+                        for c in third:
+                            jc = jb + c[2]
+                            if jc > left:
+                                break
+                            abc = ab | c[0]
+                            for d in fourth:
+                                jd = jc + d[2]
+                                if jd > left:
+                                    break
+                                new_score = base + a[1] + b[1] + c[1] + d[1]
+                                placed = base_jokers + jd
+                                if new_score - placed * joker_weight < need:
+                                    continue
+                                new_key = abc | d[0] | placed << JOKER_SHIFT
+                                if meld is not None:
+                                    total = base_meld + a[3] + b[3] + c[3] + d[3]
+                                    new_key |= min(total, meld) << MELD_SHIFT
+                                if new_score > new.get(new_key, -1):
+                                    new[new_key] = new_score
+                                    links[new_key] = (key, index, (a, b, c, d))
+        kept = _undominated(new, spare_jokers=self.essential, max_jokers=jokers)
+        return kept, links
+
+    def _skip(self, number: int, layer: dict[int, int]) -> tuple[dict[int, int], dict[int, Link]]:
+        """Pass a number with no tiles and no jokers to lay: every open run ends here."""
+        new: dict[int, int] = {}
+        links: dict[int, Link] = {}
+        need = self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]
+        for key, score in layer.items():
+            states = [_states[state_id] for state_id in _colour_ids(key)]
+            if score < need or not all(is_closable(state) for state in states):
+                continue
+            new_key = key & ~ALL_STATES
+            if new.get(new_key, -1) < score:
+                new[new_key] = score
+                links[new_key] = (key, 0, tuple(_ending(state) for state in states))
+        return new, links
+
+    def _options_for(self, number: int) -> Callable[[int, int], tuple[tuple[Option, ...], ...]]:
+        """For a colour and its run state: the options, by the real tiles sent to groups."""
+        position = self.position
+        mandatory, optional = position.mandatory[number], position.optional[number]
+        slots = position.slots[number]
+        starts, ends = position.locked_starts[number], position.locked_ends[number]
+        jokers = self.jokers
+        meld = self.meld is not None
+        essential = self.essential
+        prefix_allowed = number > 1 and (not essential or number >= PREFIX_FROM)
+        joker_meld = number if position.jokers_count_in_meld else 0
+        weight = TILE_WEIGHT + number
+        joker_weight = self.joker_weight
+        context = (number, jokers, meld, essential, joker_meld)
+        prefixes = [
+            (
+                colour,
+                mandatory[colour],
+                optional[colour],
+                slots[colour],
+                starts[colour],
+                ends[colour],
+                *context,
+            )
+            for colour in range(COLOURS)
+        ]
+        local: dict[tuple[int, int], tuple[tuple[Option, ...], ...]] = {}
+
+        def options_for_groups(
+            colour: int, state: RunState, group_reals: int
+        ) -> tuple[Option, ...]:
+            must, may = mandatory[colour], optional[colour]
+            slot_count = slots[colour]
+            best: dict[tuple[int, int, int], Option] = {}
+            for used in range(max(must, group_reals), must + may + 1):
+                spare = used - group_reals
+                for slot_reals in range(min(slot_count, spare) + 1):
+                    slot_jokers = slot_count - slot_reals
+                    run_reals = spare - slot_reals
+                    for continuing in range(min(jokers - slot_jokers, len(state)) + 1):
+                        most_prefix = jokers - slot_jokers - continuing if prefix_allowed else 0
+                        for prefix in range(most_prefix + 1):
+                            moves = run_moves(
+                                state,
+                                run_reals,
+                                continuing,
+                                starts[colour],
+                                prefix,
+                                ends[colour],
+                                number if prefix else 1,
+                                meld=meld,
+                                essential=essential,
+                            )
+                            joker_count = slot_jokers + continuing + prefix
+                            score = (used - must) * weight + joker_count * joker_weight
+                            for move in moves:
+                                value = 0
+                                if meld:
+                                    value = spare * number + continuing * joker_meld
+                                    value += move.prefix_value if joker_meld else 0
+                                bits = _state_id(move.state) << (STATE_BITS * colour)
+                                slot = (bits, joker_count, value)
+                                held = best.get(slot)
+                                if held is None or held[1] < score:
+                                    step = Step(used, slot_reals, continuing, move)
+                                    best[slot] = (bits, score, joker_count, value, step)
+            return tuple(sorted(best.values(), key=lambda option: option[2]))
+
+        def options(colour: int, state_id: int) -> tuple[tuple[Option, ...], ...]:
+            found = local.get((colour, state_id))
+            if found is not None:
+                return found
+            key = (prefixes[colour], state_id)
+            found = _options_cache.get(key)
+            if found is None:
+                if len(_options_cache) > OPTIONS_CACHE_SIZE:
+                    _options_cache.clear()
+                state = _states[state_id]
+                available = mandatory[colour] + optional[colour]
+                found = _options_cache[key] = tuple(
+                    options_for_groups(colour, state, reals) for reals in range(available + 1)
+                )
+            local[(colour, state_id)] = found
+            return found
+
+        return options
+
+    def best_final(self, layer: dict[int, int]) -> tuple[int, int] | None:
+        """The key and score of the best state that closes every run and places enough."""
+        best_key, best_score = None, 0
+        table_jokers = self.position.table_jokers
+        for key, score in layer.items():
+            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            if self.essential:
+                score += self.position.jokers * JOKER_WEIGHT
+            elif placed_jokers < table_jokers:
+                continue
+            if self.meld is not None and (key >> MELD_SHIFT) & MELD_MASK < self.meld:
+                continue
+            if not all(is_closable(_states[state_id]) for state_id in _colour_ids(key)):
+                continue
+            net = score - table_jokers * JOKER_WEIGHT
+            if net > best_score and net >= self.floor:
+                best_key, best_score = key, net
+        return None if best_key is None else (best_key, best_score)
+
+    def unwind(self, key: int, parents: list[dict[int, Link]]) -> tuple[Layer, ...]:
+        """Follow the links back from ``key`` and return the layers in order."""
+        layers: list[Layer] = []
+        for number in range(MAX_NUMBER, 0, -1):
+            previous, index, options = parents[number - 1][key]
+            reals, group_jokers = self.choices[number - 1][index]
+            steps = tuple(option[4] for option in options)
+            layers.append(Layer(number, reals, group_jokers, steps))
+            key = previous
+        layers.reverse()
+        return tuple(layers)

@@ -1,0 +1,1041 @@
+// The reference web client. It plays through the public API only and holds no rule logic
+// beyond display: the referee decides what is legal, and the page shows what it says.
+//
+//   /                      the lobby: create a match, join one
+//   /#m=<id>&t=<token>     a seat at a match (the token stays in the fragment: never sent
+//                          to a server or written to its logs)
+//   /#m=<id>               watching a match
+
+import { api, ApiError, newKey } from "./api.js";
+import { Countdown, ServerClock, formatSeconds, tone, unlockAudio } from "./clock.js";
+import { enableDrag } from "./drag.js";
+import { Follower } from "./live.js";
+import { byColour, byNumber, describe, minus, tileElement } from "./tiles.js";
+import { Workspace, orderLike } from "./workspace.js";
+
+const $ = (selector) => document.querySelector(selector);
+const DRAFT_DELAY = 600; // ms of quiet before the draft is shared
+const MELD_DELAY = 200;
+
+const state = {
+  matchId: null,
+  token: null,
+  view: null,
+  clock: new ServerClock(),
+  work: new Workspace(),
+  workKey: null,
+  selected: null,
+  dragging: false,
+  pendingRender: false,
+  queue: Promise.resolve(),
+  draftTimer: null,
+  sentDraft: null,
+  meldTimer: null,
+  meld: null, // {key, result, sets: [setId]}
+  fresh: [], // codes just drawn
+  rackOrder: [],
+  log: [],
+  dialogFor: null,
+  follower: null,
+  countdown: null,
+  refetching: false,
+  refetchAgain: false,
+  pollExpiry: null,
+};
+
+// ---------------------------------------------------------------------------------------
+// Start
+
+function route() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const matchId = params.get("m");
+  if (matchId) {
+    startGame(matchId, params.get("t"));
+  } else {
+    startLobby();
+  }
+}
+
+window.addEventListener("hashchange", () => location.reload());
+document.addEventListener("pointerdown", unlockAudio, { once: true });
+document.addEventListener("keydown", unlockAudio, { once: true });
+route();
+
+// ---------------------------------------------------------------------------------------
+// Lobby
+
+function startLobby() {
+  $("#lobby").hidden = false;
+  document.title = "Rummikub Referee · New match";
+  addPlayerRow("You", false);
+  addPlayerRow("Bot", true);
+  $("#add-human").addEventListener("click", () => addPlayerRow(`Player ${rows().length + 1}`, false));
+  $("#add-bot").addEventListener("click", () => addPlayerRow(`Bot ${rows().filter((r) => r.bot).length + 1}`, true));
+  $("#create-form").addEventListener("submit", createMatch);
+  $("#join-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const link = $("#join-link").value.trim();
+    const hash = link.includes("#") ? link.slice(link.indexOf("#")) : `#${link}`;
+    location.hash = hash;
+  });
+}
+
+function rows() {
+  return [...document.querySelectorAll("#player-rows li")].map((li) => ({
+    name: li.querySelector("input[type=text]").value.trim(),
+    bot: li.querySelector("input[type=checkbox]").checked,
+  }));
+}
+
+function addPlayerRow(name, bot) {
+  const list = $("#player-rows");
+  if (list.children.length >= 6) return;
+  const n = list.children.length + 1;
+  const li = document.createElement("li");
+  li.innerHTML = `
+    <input type="text" maxlength="40" required aria-label="Name of player ${n}">
+    <label class="bot-toggle"><input type="checkbox" aria-label="Player ${n} is a bot"> bot</label>
+    <button type="button" class="remove" aria-label="Remove player ${n}">×</button>`;
+  li.querySelector("input[type=text]").value = name;
+  li.querySelector("input[type=checkbox]").checked = bot;
+  li.querySelector(".remove").addEventListener("click", () => {
+    if (list.children.length > 2) li.remove();
+  });
+  list.append(li);
+}
+
+async function createMatch(event) {
+  event.preventDefault();
+  const form = event.target;
+  const errorBox = $("#create-error");
+  errorBox.hidden = true;
+  const players = rows().map((row) => (row.bot ? { name: row.name || "Bot", bot: true } : { name: row.name }));
+  const number = (name) => Number(form.elements[name].value);
+  const body = {
+    players,
+    rules: {
+      tile_set: form.elements.tile_set.value,
+      turn_seconds: number("turn_seconds"),
+      initial_meld_points: number("initial_meld_points"),
+      rounds: number("rounds"),
+    },
+  };
+  $("#create-button").disabled = true;
+  try {
+    const created = await api.createMatch(body);
+    sessionStorage.setItem(`rummikub:seats:${created.id}`, JSON.stringify(created.seats));
+    const mine = created.seats.find((seat) => !seat.bot) || created.seats[0];
+    if (created.seats.filter((seat) => !seat.bot).length > 1) {
+      sessionStorage.setItem(`rummikub:invite:${created.id}`, "1");
+    }
+    location.hash = `m=${encodeURIComponent(created.id)}&t=${encodeURIComponent(mine.token)}`;
+  } catch (error) {
+    showProblem(errorBox, error);
+    $("#create-button").disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Game
+
+async function startGame(matchId, token) {
+  state.matchId = matchId;
+  state.token = token;
+  $("#game").hidden = false;
+  document.body.classList.add("in-game");
+  if (!token) document.body.classList.add("spectator");
+  wireGame();
+  state.countdown = new Countdown(state.clock, {
+    onTick: showClock,
+    onWarning: () => {
+      if (isMyTurn()) tone("warning");
+    },
+    onExpired: onTurnExpired,
+  });
+  try {
+    await refetch();
+  } catch (error) {
+    $("#turn-text").textContent = "";
+    showProblem($("#problem"), error);
+    return;
+  }
+  const view = state.view;
+  state.follower = new Follower(matchId, token, {
+    onEvent: addToLog,
+    onStale: () => refetch().catch(() => {}),
+    onView: (fresh) => acceptView(fresh),
+    onMode: showConnection,
+    forcePolling: new URLSearchParams(location.search).has("poll"),
+  });
+  state.follower.start(Math.max(0, view.version - 30), view.version);
+  setupInvite();
+}
+
+function wireGame() {
+  const game = $("#game");
+  enableDrag(game, {
+    canDrag: () => isMyTurn(),
+    onDrop: (tileId, target) => moveTile(tileId, target),
+    onStart: () => {
+      state.dragging = true;
+      state.selected = null;
+    },
+    onEnd: () => {
+      state.dragging = false;
+      if (state.pendingRender) render();
+    },
+  });
+  game.addEventListener("click", onBoardClick);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && state.selected) {
+      state.selected = null;
+      render();
+    }
+  });
+  $("#play-button").addEventListener("click", () => act("play"));
+  $("#draw-button").addEventListener("click", () => act("draw"));
+  $("#pass-button").addEventListener("click", () => act("pass"));
+  $("#reset-button").addEventListener("click", resetWork);
+  $("#sort-number").addEventListener("click", () => sortRack(byNumber));
+  $("#sort-colour").addEventListener("click", () => sortRack(byColour));
+  $("#next-game-button").addEventListener("click", () => act("next-game"));
+  $("#result-close").addEventListener("click", () => $("#result-dialog").close());
+  $("#invite-close").addEventListener("click", () => $("#invite-dialog").close());
+  $("#invite-button").addEventListener("click", () => $("#invite-dialog").showModal());
+}
+
+function me() {
+  const view = state.view;
+  return view && view.seat !== undefined ? view.players[view.seat] : null;
+}
+
+function isMyTurn() {
+  const view = state.view;
+  return Boolean(view && view.seat !== undefined && view.status === "playing" && view.current_seat === view.seat);
+}
+
+function nameOf(seat) {
+  const player = state.view?.players[seat];
+  if (!player) return `seat ${seat}`;
+  return seat === state.view.seat ? `${player.name} (you)` : player.name;
+}
+
+// ---------------------------------------------------------------------------------------
+// Views from the referee
+
+async function refetch() {
+  if (state.refetching) {
+    state.refetchAgain = true;
+    return;
+  }
+  state.refetching = true;
+  try {
+    do {
+      state.refetchAgain = false;
+      let times = null;
+      const view = await api.getMatch(state.matchId, state.token, { clock: (...t) => { times = t; } });
+      acceptView(view, times);
+    } while (state.refetchAgain);
+  } finally {
+    state.refetching = false;
+  }
+}
+
+function acceptView(view, times = null) {
+  if (times) state.clock.observe(view.server_time, times[0], times[1]);
+  if (state.view && view.version < state.view.version) return;
+  state.view = view;
+  if (state.follower) state.follower.setKnownVersion(view.version);
+  render();
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering
+
+function render() {
+  if (state.dragging) {
+    state.pendingRender = true;
+    return;
+  }
+  state.pendingRender = false;
+  const view = state.view;
+  if (!view) return;
+  syncWork();
+  renderHeader();
+  renderPlayers();
+  renderTurn();
+  renderTable();
+  renderRack();
+  renderActions();
+  renderMeld();
+  renderResult();
+  const turnKey = `${view.game_number}:${view.current_seat}:${view.turn_started}`;
+  state.countdown.set(view.status === "playing" ? view.turn_deadline : null, turnKey);
+}
+
+// Rebuild your arrangement when the turn, the table or your rack changed under it.
+function syncWork() {
+  const view = state.view;
+  if (!view.rack) return;
+  const key = JSON.stringify([view.game_number, view.current_seat, view.turn_started, view.table, view.rack]);
+  if (key === state.workKey) return;
+  const first = state.workKey === null;
+  state.workKey = key;
+  const ownDraft = first && isMyTurn() && view.draft ? view.draft : null;
+  state.work.reset(view.table, view.rack, { draft: ownDraft, rackOrder: state.rackOrder });
+  state.sentDraft = ownDraft ? JSON.stringify(ownDraft) : JSON.stringify(view.table);
+  state.selected = null;
+  state.meld = null;
+  clearProblemMarks();
+}
+
+function renderHeader() {
+  const view = state.view;
+  const games = view.games_total > 1 ? `Game ${view.game_number} of ${view.games_total}` : `Game ${view.game_number}`;
+  $("#match-info").innerHTML = "";
+  const parts = [games, `Pool: ${view.pool_count} tiles`];
+  if (!state.token) parts.push("Watching");
+  for (const text of parts) {
+    const span = document.createElement("span");
+    span.textContent = text;
+    $("#match-info").append(span);
+  }
+  document.title = isMyTurn() ? "● Your turn · Rummikub Referee" : "Rummikub Referee";
+}
+
+function renderPlayers() {
+  const view = state.view;
+  const box = $("#players");
+  box.innerHTML = "";
+  for (const player of view.players) {
+    const chip = document.createElement("div");
+    chip.className = "player";
+    chip.setAttribute("role", "group");
+    const current = view.status === "playing" && view.current_seat === player.seat;
+    if (current) chip.classList.add("current");
+    if (player.seat === view.seat) chip.classList.add("you");
+    chip.dataset.seat = String(player.seat);
+    const label = [
+      nameOf(player.seat),
+      player.bot ? "bot" : null,
+      `${player.rack_count} tiles`,
+      player.melded ? "has melded" : "has not melded",
+      `score ${player.score}`,
+      current ? "to play" : null,
+    ].filter(Boolean).join(", ");
+    chip.setAttribute("aria-label", label);
+    chip.innerHTML = `
+      <div class="player-name"></div>
+      <div class="player-stats">
+        <span class="count" title="Tiles on the rack"><span class="mini-tile" aria-hidden="true"></span></span>
+        <span class="melded" title="Initial meld"></span>
+        <span class="score" title="Match score"></span>
+      </div>`;
+    const name = chip.querySelector(".player-name");
+    name.textContent = nameOf(player.seat);
+    if (player.bot) name.insertAdjacentHTML("beforeend", ' <span class="tag">bot</span>');
+    chip.querySelector(".count").append(String(player.rack_count));
+    chip.querySelector(".melded").textContent = player.melded ? "melded" : "not melded";
+    chip.querySelector(".melded").classList.toggle("yes", player.melded);
+    chip.querySelector(".score").textContent = `${player.score >= 0 && player.score ? "+" : ""}${player.score} pts`;
+    box.append(chip);
+  }
+}
+
+function renderTurn() {
+  const view = state.view;
+  const text = $("#turn-text");
+  text.className = "turn-text";
+  if (view.status === "playing") {
+    if (isMyTurn()) {
+      text.classList.add("mine");
+      text.textContent = me().melded
+        ? "Your turn: build on the table, then Play, or Draw."
+        : `Your turn: lay at least ${view.rules.initial_meld_points} points from your rack in new sets, or Draw.`;
+    } else {
+      const player = view.players[view.current_seat];
+      text.textContent = player.bot ? `${player.name} (bot) is thinking…` : `${nameOf(view.current_seat)} is playing…`;
+    }
+  } else if (view.status === "game_over") {
+    text.textContent = `Game ${view.game_number} is over.`;
+  } else {
+    text.textContent = `The match is over: ${nameOf(view.winner)} wins.`;
+  }
+}
+
+function showClock(remaining) {
+  const clock = $("#clock");
+  if (remaining === null) {
+    clock.hidden = true;
+    return;
+  }
+  clock.hidden = false;
+  clock.textContent = remaining > 0 ? formatSeconds(remaining) : "Time!";
+  clock.classList.toggle("warn", remaining <= 10 && remaining > 0);
+  clock.classList.toggle("expired", remaining <= 0);
+  clock.classList.toggle("mine", isMyTurn());
+}
+
+function onTurnExpired() {
+  const view = state.view;
+  if (!view || view.status !== "playing") return;
+  const mine = isMyTurn();
+  if (mine) {
+    tone("alert");
+    showNotice(state.work.changed()
+      ? "Time's up! Your draft changed the table: it goes back, and you draw 3 tiles."
+      : "Time's up! You draw a tile.", "alert");
+  }
+  // The referee settles the expired turn on the next request: ask until it has.
+  const version = view.version;
+  let tries = 0;
+  clearInterval(state.pollExpiry);
+  state.pollExpiry = setInterval(async () => {
+    tries += 1;
+    if (state.view.version !== version || tries > 8) {
+      clearInterval(state.pollExpiry);
+      return;
+    }
+    await refetch().catch(() => {});
+  }, 700);
+}
+
+function setLabel(set, index, codes) {
+  return `Set ${index + 1}: ${codes.map(describe).join(", ")}`;
+}
+
+function renderTable() {
+  const view = state.view;
+  const box = $("#table-sets");
+  box.innerHTML = "";
+  const mine = isMyTurn();
+  const caption = $("#table-caption");
+  caption.textContent = "";
+  let sets;
+  if (mine) {
+    sets = state.work.sets.map((set) => ({ id: set.id, tiles: set.tiles }));
+  } else {
+    const laid = view.draft || view.table;
+    const added = minus(laid.flat(), view.table.flat());
+    if (view.draft && view.status === "playing") {
+      caption.textContent = `${nameOf(view.current_seat)} is working on the table (a draft: not played yet).`;
+    }
+    sets = laid.map((codes, s) => ({
+      id: `v${s}`,
+      tiles: codes.map((code, i) => {
+        const at = added.indexOf(code);
+        if (at >= 0) added.splice(at, 1);
+        return { id: null, code, added: at >= 0, key: `${s}.${i}` };
+      }),
+    }));
+  }
+  const marks = meldMarks();
+  const problemSets = state.problemSets || new Set();
+  sets.forEach((set, index) => {
+    const el = document.createElement("div");
+    el.className = "set";
+    el.setAttribute("role", "group");
+    const codes = set.tiles.map((tile) => tile.code);
+    el.setAttribute("aria-label", setLabel(set, index, codes));
+    if (mine) el.dataset.setId = set.id;
+    set.tiles.forEach((tile, i) => {
+      if (mine && i > 0) {
+        const split = document.createElement("button");
+        split.type = "button";
+        split.className = "split";
+        split.dataset.setId = set.id;
+        split.dataset.index = String(i);
+        split.setAttribute("aria-label", `Split set ${index + 1} before ${describe(tile.code)}`);
+        split.title = "Split here";
+        el.append(split);
+      }
+      const button = tileElement(tile.code, {
+        id: mine ? tile.id : undefined,
+        movable: mine,
+        added: mine ? tile.origin === "rack" : tile.added,
+      });
+      if (mine && tile.id === state.selected) {
+        button.classList.add("selected");
+        button.setAttribute("aria-pressed", "true");
+      }
+      el.append(button);
+    });
+    if (mine && state.selected) el.append(placeButton(`Put the selected tile at the end of set ${index + 1}`));
+    const mark = marks.get(set.id);
+    if (mark) {
+      el.classList.add(mark.valid ? "valid" : "invalid");
+      const note = document.createElement("div");
+      note.className = "set-note";
+      note.textContent = mark.valid ? `${mark.kind} · ${mark.points}` : mark.reason;
+      note.title = note.textContent;
+      el.append(note);
+    }
+    if (problemSets.has(index)) el.classList.add("refused");
+    box.append(el);
+  });
+  if (mine) {
+    const zone = document.createElement("button");
+    zone.type = "button";
+    zone.className = "new-set";
+    zone.setAttribute("aria-label", state.selected ? "Put the selected tile in a new set" : "New set: drop a tile here");
+    zone.textContent = "+ New set";
+    box.append(zone);
+  }
+  if (!sets.length && !mine) {
+    const empty = document.createElement("p");
+    empty.className = "empty";
+    empty.textContent = "The table is empty.";
+    box.append(empty);
+  }
+}
+
+// Shown while a tile is selected: where it can go, for keyboards (and tapping).
+function placeButton(label) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "place";
+  button.textContent = "+";
+  button.setAttribute("aria-label", label);
+  return button;
+}
+
+function renderRack() {
+  const view = state.view;
+  const area = $("#rack-area");
+  if (!view.rack) {
+    area.hidden = true;
+    return;
+  }
+  area.hidden = false;
+  const mine = isMyTurn();
+  const rack = $("#rack");
+  rack.innerHTML = "";
+  let tiles;
+  if (mine) {
+    tiles = state.work.rack;
+  } else {
+    const codes = orderLike(view.rack, state.rackOrder);
+    tiles = codes.map((code, i) => ({ id: `r${i}`, code }));
+  }
+  state.rackOrder = tiles.map((tile) => tile.code);
+  const fresh = [...state.fresh];
+  for (const tile of tiles) {
+    const at = fresh.indexOf(tile.code);
+    if (at >= 0) fresh.splice(at, 1);
+    const button = tileElement(tile.code, { id: tile.id, movable: mine, fresh: at >= 0 });
+    if (mine && tile.id === state.selected) {
+      button.classList.add("selected");
+      button.setAttribute("aria-pressed", "true");
+    }
+    rack.append(button);
+  }
+  const picked = mine && state.selected ? state.work.find(state.selected) : null;
+  if (picked && picked.where === "set" && picked.tile.origin === "rack") {
+    rack.append(placeButton("Put the selected tile back on your rack"));
+  }
+  rack.classList.toggle("drop-ok", mine);
+  $("#rack-title").textContent = `Your rack · ${tiles.length} tiles`;
+}
+
+function renderActions() {
+  const view = state.view;
+  const mine = isMyTurn();
+  const changed = mine && state.work.changed();
+  $("#actions").hidden = !view.rack;
+  $("#play-button").disabled = !changed;
+  $("#draw-button").disabled = !mine || view.pool_count === 0;
+  $("#pass-button").disabled = !mine || view.pool_count > 0;
+  $("#reset-button").disabled = !changed;
+  $("#pass-button").hidden = view.pool_count > 0;
+  $("#rack-area").classList.toggle("my-turn", mine);
+}
+
+// ---------------------------------------------------------------------------------------
+// Building: moving tiles, sharing the draft, the meld checker
+
+function onBoardClick(event) {
+  const split = event.target.closest(".split");
+  if (split && isMyTurn()) {
+    if (state.work.split(split.dataset.setId, Number(split.dataset.index))) workChanged();
+    return;
+  }
+  if (!isMyTurn()) return;
+  const tile = event.target.closest(".tile.movable");
+  const selected = state.selected;
+  if (selected) {
+    let target = null;
+    if (tile && tile.dataset.id !== selected) {
+      const set = tile.closest(".set[data-set-id]");
+      target = set
+        ? { kind: "set", setId: set.dataset.setId, beforeId: tile.dataset.id }
+        : { kind: "rack", beforeId: tile.dataset.id };
+    } else if (!tile) {
+      const zone = event.target.closest(".new-set, .set[data-set-id], .rack");
+      if (!zone && event.target.closest("button")) return;
+      if (zone?.classList.contains("new-set")) target = { kind: "new" };
+      else if (zone?.classList.contains("rack")) target = { kind: "rack", beforeId: null };
+      else if (zone) target = { kind: "set", setId: zone.dataset.setId, beforeId: null };
+    }
+    if (target) {
+      state.selected = null;
+      moveTile(selected, target);
+      return;
+    }
+    if (tile && tile.dataset.id === selected) {
+      state.selected = null;
+      render();
+      return;
+    }
+  }
+  if (tile) {
+    state.selected = tile.dataset.id;
+    render();
+  }
+}
+
+function moveTile(tileId, target) {
+  if (!isMyTurn()) return;
+  if (!state.work.canMove(tileId, target)) {
+    showNotice("A tile from the table stays on the table: move it to another set instead.");
+    render();
+    return;
+  }
+  if (state.work.move(tileId, target)) workChanged();
+  else render();
+}
+
+function workChanged() {
+  hideProblem();
+  render();
+  scheduleDraft();
+  scheduleMeldCheck();
+}
+
+function resetWork() {
+  const view = state.view;
+  state.work.reset(view.table, view.rack, { rackOrder: state.rackOrder });
+  state.selected = null;
+  workChanged();
+}
+
+function sortRack(compare) {
+  if (isMyTurn()) state.work.sortRack(compare);
+  state.rackOrder = [...state.rackOrder].sort(compare);
+  if (isMyTurn()) state.rackOrder = state.work.rackCodes();
+  render();
+}
+
+function scheduleDraft() {
+  clearTimeout(state.draftTimer);
+  state.draftTimer = setTimeout(() => enqueue(shareDraft), DRAFT_DELAY);
+}
+
+// Share the arrangement (PUT /draft) so everyone sees it live.
+async function shareDraft() {
+  state.draftTimer = null;
+  if (!isMyTurn()) return;
+  const table = state.work.tableCodes();
+  const text = JSON.stringify(table);
+  if (text === state.sentDraft) return;
+  const send = () => api.draft(state.matchId, state.token, table, state.view.version, newKey());
+  try {
+    let answer;
+    try {
+      answer = await send();
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 412) throw error;
+      await refetch(); // someone else's change (a bot, the clock): try once more on it
+      if (!isMyTurn()) return;
+      answer = await send();
+    }
+    state.sentDraft = text;
+    acceptView(answer.match);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) {
+      await refetch().catch(() => {});
+      return;
+    }
+    showProblem($("#problem"), error);
+  }
+}
+
+function enqueue(task) {
+  state.queue = state.queue.then(task, task);
+  return state.queue;
+}
+
+function scheduleMeldCheck() {
+  clearTimeout(state.meldTimer);
+  state.meldTimer = setTimeout(meldCheck, MELD_DELAY);
+}
+
+// The referee's meld checker on the sets you are building (all of them before your
+// initial meld: the running total counts toward the threshold).
+async function meldCheck() {
+  if (!isMyTurn()) return;
+  const changed = state.work.changedSets();
+  const sets = changed.map(({ set }) => set.tiles.map((tile) => tile.code));
+  const key = JSON.stringify(sets);
+  if (state.meld && state.meld.key === key) return;
+  if (!sets.length) {
+    state.meld = { key, result: null, setIds: [] };
+    render();
+    return;
+  }
+  const rules = {
+    initial_meld_points: state.view.rules.initial_meld_points,
+    joker_worth_zero_in_meld: Boolean(state.view.rules.joker_worth_zero_in_meld),
+  };
+  try {
+    const result = await api.meldCheck(sets, rules);
+    if (JSON.stringify(state.work.changedSets().map(({ set }) => set.tiles.map((t) => t.code))) !== key) return;
+    state.meld = { key, result, setIds: changed.map(({ set }) => set.id) };
+    render();
+  } catch {
+    /* the checker is a help, not a gate */
+  }
+}
+
+function meldMarks() {
+  const marks = new Map();
+  if (!isMyTurn() || !state.meld || !state.meld.result) return marks;
+  state.meld.setIds.forEach((id, i) => {
+    const reading = state.meld.result.sets[i];
+    if (reading) marks.set(id, reading);
+  });
+  return marks;
+}
+
+function renderMeld() {
+  const box = $("#meld");
+  const player = me();
+  if (!isMyTurn() || !player || player.melded) {
+    box.hidden = true;
+    return;
+  }
+  const threshold = state.view.rules.initial_meld_points;
+  const result = state.meld?.result;
+  const points = result ? result.points : 0;
+  const allValid = result ? result.sets.every((set) => set.valid) : true;
+  const meets = Boolean(result && result.meets_initial_meld);
+  box.hidden = false;
+  box.className = `meld${meets ? " meets" : ""}`;
+  const percent = threshold ? Math.min(100, Math.round((points / threshold) * 100)) : 100;
+  box.innerHTML = `
+    <div class="meld-text">Initial meld: <strong class="meld-points"></strong> / ${threshold} points
+      <span class="meld-verdict"></span></div>
+    <div class="meld-bar" role="progressbar" aria-label="Initial meld points" aria-valuemin="0"
+         aria-valuemax="${threshold}" aria-valuenow="${points}"><span style="width:${percent}%"></span></div>`;
+  box.querySelector(".meld-points").textContent = String(points);
+  box.querySelector(".meld-verdict").textContent = meets
+    ? "✓ enough to meld"
+    : !allValid
+      ? "· fix the invalid sets"
+      : points < threshold
+        ? `· ${threshold - points} more needed`
+        : "";
+}
+
+// ---------------------------------------------------------------------------------------
+// Acting: play, draw, pass, next game
+
+async function act(kind) {
+  unlockAudio();
+  clearTimeout(state.draftTimer);
+  state.draftTimer = null;
+  const key = newKey(); // one per user action, kept across the retry below
+  const buttons = document.querySelectorAll("#actions button, #next-game-button");
+  buttons.forEach((b) => { b.disabled = true; });
+  await enqueue(async () => {
+    const call = () => {
+      const { matchId, token } = state;
+      const version = state.view.version;
+      if (kind === "play") return api.play(matchId, token, state.work.tableCodes(), version, key);
+      if (kind === "draw") return api.draw(matchId, token, version, key);
+      if (kind === "pass") return api.pass(matchId, token, version, key);
+      return api.nextGame(matchId, token, version, key);
+    };
+    try {
+      let answer;
+      try {
+        answer = await call();
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 412) throw error;
+        // The match moved on (a shared draft, a bot, the clock): look again, and if it is
+        // still the same turn, try once more on the new version.
+        const before = state.workKey;
+        await refetch();
+        if (state.workKey !== before || (kind !== "next-game" && !isMyTurn())) throw error;
+        answer = await call();
+      }
+      hideProblem();
+      afterMove(kind, answer);
+    } catch (error) {
+      showProblem($("#problem"), error);
+      if (error instanceof ApiError && [409, 412].includes(error.status)) await refetch().catch(() => {});
+    }
+  });
+  render();
+}
+
+function afterMove(kind, answer) {
+  const drawn = answer.drawn || [];
+  state.fresh = drawn;
+  if (kind === "draw") {
+    showNotice(drawn.length ? `You drew ${drawn.map(describe).join(", ")}.` : "You drew.");
+  } else if (kind === "play") {
+    showNotice("Play accepted.");
+  } else if (kind === "pass") {
+    showNotice("You passed.");
+  } else {
+    state.dialogFor = null;
+    $("#result-dialog").close();
+    showNotice("A new game has started.");
+  }
+  acceptView(answer.match);
+}
+
+// ---------------------------------------------------------------------------------------
+// Game over, match over
+
+function renderResult() {
+  const view = state.view;
+  const dialog = $("#result-dialog");
+  if (view.status === "playing") {
+    if (dialog.open) dialog.close();
+    return;
+  }
+  const key = `${view.game_number}:${view.status}`;
+  const outcome = view.last_outcome;
+  const finished = view.status === "finished";
+  $("#result-title").textContent = finished
+    ? `Match over: ${nameOf(view.winner)} wins the match!`
+    : `Game ${view.game_number} over`;
+  const body = $("#result-body");
+  body.innerHTML = "";
+  if (outcome) {
+    const how = document.createElement("p");
+    how.className = "result-how";
+    how.textContent = outcome.reason === "went_out"
+      ? `${nameOf(outcome.winner)} went out and wins game ${outcome.game_number}.`
+      : `Nobody could go out: ${nameOf(outcome.winner)} has the lowest rack and wins game ${outcome.game_number}.`;
+    body.append(how);
+  }
+  const table = document.createElement("table");
+  table.className = "scores";
+  table.innerHTML = "<thead><tr><th scope=\"col\">Player</th><th scope=\"col\">This game</th><th scope=\"col\">Total</th><th scope=\"col\">Games won</th></tr></thead>";
+  const tbody = document.createElement("tbody");
+  for (const player of view.players) {
+    const row = document.createElement("tr");
+    if (outcome && outcome.winner === player.seat) row.className = "winner";
+    const game = outcome ? outcome.scores[player.seat] : 0;
+    for (const text of [nameOf(player.seat), signed(game), signed(player.score), String(player.games_won)]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      row.append(cell);
+    }
+    tbody.append(row);
+  }
+  table.append(tbody);
+  body.append(table);
+  $("#next-game-button").hidden = finished || !state.token;
+  $("#next-game-button").disabled = false;
+  $("#new-match-link").hidden = !finished;
+  $("#result-close").hidden = false;
+  if (state.dialogFor !== key) {
+    state.dialogFor = key;
+    if (!dialog.open) dialog.showModal();
+  }
+  // Keep a way back to the result once the dialog is closed.
+  const text = $("#turn-text");
+  if (!text.querySelector("button")) {
+    const again = document.createElement("button");
+    again.type = "button";
+    again.className = "link-button";
+    again.textContent = finished ? "Final scores" : "Scores and next game";
+    again.setAttribute("aria-label", again.textContent);
+    again.addEventListener("click", () => dialog.showModal());
+    text.append(" ", again);
+  }
+}
+
+function signed(n) {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages
+
+function showProblem(box, error) {
+  box.hidden = false;
+  box.innerHTML = "";
+  const title = document.createElement("strong");
+  const list = document.createElement("ul");
+  list.className = "violations";
+  if (error instanceof ApiError) {
+    const violations = error.violations;
+    title.textContent = violations.length ? "The referee refused this play:" : error.message;
+    for (const violation of violations) {
+      const item = document.createElement("li");
+      item.textContent = violation.message;
+      item.dataset.code = violation.code;
+      list.append(item);
+    }
+    if (!violations.length && error.problem.errors) {
+      const item = document.createElement("li");
+      item.textContent = JSON.stringify(error.problem.errors);
+      list.append(item);
+    }
+    state.problemSets = new Set(violations.map((v) => v.set_index).filter((i) => Number.isInteger(i)));
+  } else {
+    title.textContent = "The referee cannot be reached. Check your connection and try again.";
+  }
+  box.append(title);
+  if (list.children.length) box.append(list);
+  if (state.view) renderTable();
+}
+
+function hideProblem() {
+  $("#problem").hidden = true;
+  clearProblemMarks();
+}
+
+function clearProblemMarks() {
+  state.problemSets = new Set();
+}
+
+let noticeTimer = null;
+function showNotice(text, kind = "info") {
+  const box = $("#notice");
+  box.hidden = false;
+  box.className = `notice ${kind}`;
+  box.textContent = text;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { box.hidden = true; }, kind === "alert" ? 8000 : 5000);
+}
+
+function showConnection(mode) {
+  const conn = $("#conn");
+  conn.hidden = false;
+  conn.dataset.mode = mode;
+  conn.textContent = { live: "live", reconnecting: "reconnecting…", polling: "polling", ended: "ended" }[mode] || mode;
+  conn.title = {
+    live: "Following the match live (Server-Sent Events)",
+    reconnecting: "The live stream dropped: reconnecting",
+    polling: "Following the match by long-polling",
+    ended: "The match is over",
+  }[mode] || "";
+}
+
+// ---------------------------------------------------------------------------------------
+// The event log
+
+function addToLog(event) {
+  if (state.log.some((e) => e.version === event.version)) return;
+  state.log.push(event);
+  state.log.sort((a, b) => a.version - b.version);
+  if (state.log.length > 60) state.log.shift();
+  const text = describeEvent(event);
+  if (!text) return;
+  const list = $("#log");
+  const item = document.createElement("li");
+  item.dataset.type = event.type;
+  item.dataset.version = String(event.version);
+  item.textContent = text;
+  const time = document.createElement("time");
+  time.textContent = new Date(event.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  item.prepend(time, " ");
+  // Newest first.
+  const after = [...list.children].find((li) => Number(li.dataset.version) < event.version);
+  list.insertBefore(item, after || null);
+  while (list.children.length > 40) list.lastChild.remove();
+}
+
+function describeEvent(event) {
+  const d = event.data || {};
+  const who = event.seat === null || event.seat === undefined ? "" : nameOf(event.seat);
+  switch (event.type) {
+    case "match_created":
+      return "The match was created.";
+    case "first_player_draw":
+      return `Draw for the first player: ${nameOf(d.first_seat)} starts.`;
+    case "game_started":
+      return `Game ${d.game_number} dealt; ${nameOf(d.first_seat)} plays first.`;
+    case "played":
+      return `${who} played ${(d.added || []).join(" ")}${d.went_out ? " and went out!" : "."}`;
+    case "drew":
+      return `${who} drew ${d.count === 1 ? "a tile" : `${d.count} tiles`}.`;
+    case "turn_timed_out":
+      return d.reverted
+        ? `${who} ran out of time: the draft goes back, penalty ${d.penalty} tiles.`
+        : `${who} ran out of time.`;
+    case "passed":
+      return `${who} passed${d.timed_out ? " (time ran out)" : ""}.`;
+    case "game_over":
+      return `Game ${d.game_number} over: ${nameOf(d.winner)} wins it.`;
+    case "match_finished":
+      return `The match is over: ${nameOf(d.winner)} wins.`;
+    case "draft_updated":
+      return null;
+    default:
+      return event.type.replace(/_/g, " ");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Seat links
+
+function setupInvite() {
+  const raw = sessionStorage.getItem(`rummikub:seats:${state.matchId}`);
+  if (!raw) return;
+  const seats = JSON.parse(raw);
+  const list = $("#invite-list");
+  list.innerHTML = "";
+  const base = `${location.origin}${location.pathname}`;
+  for (const seat of seats) {
+    const item = document.createElement("li");
+    const head = document.createElement("div");
+    const name = document.createElement("strong");
+    name.textContent = seat.name;
+    head.append(name);
+    item.append(head);
+    if (seat.bot) {
+      head.append(" — a bot: it plays by itself.");
+    } else {
+      const link = `${base}#m=${encodeURIComponent(state.matchId)}&t=${encodeURIComponent(seat.token)}`;
+      const input = document.createElement("input");
+      input.readOnly = true;
+      input.value = link;
+      input.setAttribute("aria-label", `Seat link for ${seat.name}`);
+      const copy = document.createElement("button");
+      copy.type = "button";
+      copy.textContent = "Copy";
+      copy.setAttribute("aria-label", `Copy the seat link for ${seat.name}`);
+      copy.addEventListener("click", async () => {
+        input.select();
+        try {
+          await navigator.clipboard.writeText(link);
+        } catch {
+          document.execCommand?.("copy");
+        }
+        copy.textContent = "Copied";
+      });
+      if (seat.token === state.token) head.append(" (you)");
+      item.append(input, copy);
+    }
+    list.append(item);
+  }
+  const watch = document.createElement("li");
+  watch.innerHTML = "<div><strong>Spectators</strong> (no token: they only watch)</div>";
+  const input = document.createElement("input");
+  input.readOnly = true;
+  input.value = `${base}#m=${encodeURIComponent(state.matchId)}`;
+  input.setAttribute("aria-label", "Link for spectators");
+  watch.append(input);
+  list.append(watch);
+  $("#invite-button").hidden = false;
+  if (sessionStorage.getItem(`rummikub:invite:${state.matchId}`)) {
+    sessionStorage.removeItem(`rummikub:invite:${state.matchId}`);
+    $("#invite-dialog").showModal();
+  }
+}

@@ -1,0 +1,71 @@
+"""Operations: metrics at /metrics, a request id on every answer, JSON logs without secrets."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import pytest
+
+from tests.api.matchclient import setup
+
+
+@pytest.fixture
+def app_overrides() -> dict:
+    return {"test_mode": True}
+
+
+def metric(client, name: str, **labels: str) -> float:
+    text = client.get("/metrics").get_data(as_text=True)
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        match = re.match(r"^(\w+)\{(.*)\} (\S+)$", line)
+        if match and match[1] == name:
+            found = ",".join(sorted(match[2].split(",")))
+            if found == wanted:
+                return float(match[3])
+    return 0.0
+
+
+def test_moves_and_refusals_are_counted_by_kind_and_reason(client) -> None:
+    drew = metric(client, "referee_moves_applied_total", kind="drew")
+    refused = metric(client, "referee_refusals_total", reason="joker_out_of_range")
+    _, (ann, bo) = setup(client, ["R12 R13 J", "K1"], pool="O1 O2")
+    assert ann.play("R12 R13 J").status_code == 422
+    assert ann.draw().status_code == 200
+    assert metric(client, "referee_moves_applied_total", kind="drew") == drew + 1
+    assert metric(client, "referee_refusals_total", reason="joker_out_of_range") == refused + 1
+
+
+def test_request_latency_is_a_histogram_by_route(client) -> None:
+    client.post("/v1/meld-check", json={"sets": []})
+    count = metric(
+        client,
+        "referee_request_duration_seconds_count",
+        method="POST",
+        route="/v1/meld-check",
+        status="200",
+    )
+    assert count >= 1
+
+
+def test_every_answer_carries_a_request_id_and_keeps_a_well_formed_one(client) -> None:
+    assert (
+        client.get("/healthz", headers={"X-Request-ID": "trace-42"}).headers["X-Request-ID"]
+        == "trace-42"
+    )
+    made_up = client.get("/healthz", headers={"X-Request-ID": "bad id\x7f"}).headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", made_up)
+
+
+def test_the_access_log_is_json_with_the_request_id_and_never_a_token(client, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="service.access")
+    _, (ann, _) = setup(client, ["R1", "K1"], pool="O1")
+    ann.draw(**{"X-Request-ID": "req-7"})
+    records = [r for r in caplog.records if getattr(r, "request_id", None) == "req-7"]
+    assert records and records[0].status == 200 and records[0].route.endswith("/draw")
+    handler = next(h for h in logging.getLogger("service").handlers if getattr(h, "_referee", 0))
+    line = json.loads(handler.format(records[0]))
+    assert line["request_id"] == "req-7" and line["status"] == 200
+    assert ann.token not in caplog.text

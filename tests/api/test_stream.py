@@ -1,0 +1,238 @@
+"""``GET /v1/matches/{id}/stream``: the public events as Server-Sent Events, from Redis.
+
+The events are written with the store itself (as the referee commits them), so these tests
+need nothing but Redis: the stream only reads the match's event stream.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from service.app import create_app
+from service.store.matches import MatchStore
+from tests.support.contract import ContractClient
+
+KEEPALIVE = 0.2
+MATCH = "m4tchStream"
+
+
+@pytest.fixture
+def app(redis_url: str) -> Iterator[Flask]:
+    app = create_app({"redis_url": redis_url})
+    app.config.update(STREAM_KEEPALIVE_SECONDS=KEEPALIVE, STREAM_MAX_SECONDS=30)
+    app.test_client_class = ContractClient
+    yield app
+
+
+@pytest.fixture
+def store(app: Flask) -> MatchStore:
+    return MatchStore(app.extensions["redis"])
+
+
+def event(version: int, kind: str, **data: Any) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "version": version,
+        "at": 1_700_000_000.0 + version,
+        "seat": 0,
+        "data": data,
+    }
+
+
+def commit(store: MatchStore, *events: dict[str, Any], match_id: str = MATCH) -> None:
+    """Append ``events`` to the match, as the referee's commit does."""
+    loaded = store.load(match_id)
+    store.commit(
+        match_id,
+        expected_version=None if loaded is None else loaded.version,
+        version=events[-1]["version"],
+        state={"stub": True},
+        events=[(e["version"], e) for e in events],
+    )
+
+
+class Reader:
+    """Reads SSE messages from a streamed test response, one at a time."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.chunks = iter(response.response)
+        self.buffer = ""
+
+    def message(self) -> dict[str, Any]:
+        """The next message or comment block, parsed into its fields."""
+        while "\n\n" not in self.buffer:
+            chunk = next(self.chunks)
+            self.buffer += chunk.decode() if isinstance(chunk, bytes) else chunk
+        block, self.buffer = self.buffer.split("\n\n", 1)
+        fields: dict[str, Any] = {"comments": []}
+        for line in block.split("\n"):
+            name, _, value = line.partition(": ")
+            if name == "":
+                fields["comments"].append(value)
+            else:
+                fields[name] = value
+        return fields
+
+    def event(self) -> dict[str, Any]:
+        """The next message that carries an event, skipping comments."""
+        while True:
+            fields = self.message()
+            if "data" in fields:
+                return fields
+
+    def ended(self) -> bool:
+        """Whether the server closed the stream once what it buffered was read."""
+        try:
+            while True:
+                chunk = next(self.chunks)
+                self.buffer += chunk.decode() if isinstance(chunk, bytes) else chunk
+        except StopIteration:
+            return True
+
+    def close(self) -> None:
+        self.response.close()
+
+
+def follow(
+    client: ContractClient, path: str = f"/v1/matches/{MATCH}/stream", **kwargs: Any
+) -> Reader:
+    response = client.get(path, buffered=False, **kwargs)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.mimetype == "text/event-stream"
+    assert "no-cache" in response.headers["Cache-Control"]
+    return Reader(response)
+
+
+def test_each_event_is_a_message_with_its_version_as_id_and_its_type_as_event(
+    client, store
+) -> None:
+    commit(store, event(1, "match_created"), event(2, "game_started", game_number=1))
+    reader = follow(client)
+    first, second = reader.event(), reader.event()
+    reader.close()
+    assert (first["id"], first["event"]) == ("1", "match_created")
+    assert (second["id"], second["event"]) == ("2", "game_started")
+    assert json.loads(second["data"]) == event(2, "game_started", game_number=1)
+
+
+def test_the_stream_starts_with_a_retry_delay_for_eventsource(client, store) -> None:
+    commit(store, event(1, "match_created"))
+    reader = follow(client)
+    opening = reader.message()
+    reader.close()
+    assert opening["retry"].isdigit()
+
+
+def test_last_event_id_resumes_after_that_version(client, store) -> None:
+    commit(store, *(event(v, "drew", count=1) for v in range(1, 6)))
+    reader = follow(client, headers={"Last-Event-ID": "3"}, query_string={"after": "1"})
+    assert reader.event()["id"] == "4"
+    reader.close()
+
+
+def test_after_resumes_when_there_is_no_last_event_id(client, store) -> None:
+    commit(store, *(event(v, "drew", count=1) for v in range(1, 6)))
+    reader = follow(client, query_string={"after": "4"})
+    assert reader.event()["id"] == "5"
+    reader.close()
+
+
+def test_a_keep_alive_comment_comes_while_nothing_happens(client, store) -> None:
+    commit(store, event(1, "match_created"))
+    reader = follow(client, query_string={"after": "1"})
+    reader.message()  # the opening: retry delay
+    assert reader.message()["comments"] == ["keep-alive"]
+    reader.close()
+
+
+def test_an_event_committed_while_the_client_waits_arrives(client, store) -> None:
+    commit(store, event(1, "match_created"))
+    reader = follow(client, query_string={"after": "1"})
+    later = threading.Timer(0.3, commit, args=(store, event(2, "played", added=["R7"])))
+    later.start()
+    try:
+        arrived = reader.event()
+    finally:
+        later.join()
+        reader.close()
+    assert arrived["id"] == "2"
+    assert json.loads(arrived["data"])["data"] == {"added": ["R7"]}
+
+
+def test_another_instance_sees_the_events_one_instance_commits(client, redis_url) -> None:
+    other = MatchStore(create_app({"redis_url": redis_url}).extensions["redis"])
+    commit(other, event(1, "match_created"), event(2, "drew", count=1))
+    reader = follow(client, query_string={"after": "1"})
+    assert reader.event()["event"] == "drew"
+    reader.close()
+
+
+def test_the_stream_ends_once_the_match_is_finished_and_sent(client, store) -> None:
+    commit(store, event(1, "match_created"), event(2, "game_over"), event(3, "match_finished"))
+    reader = follow(client, query_string={"after": "1"})
+    assert [reader.event()["event"], reader.event()["event"]] == ["game_over", "match_finished"]
+    assert reader.ended()
+
+
+def test_asking_again_after_the_last_event_of_a_finished_match_is_a_204(client, store) -> None:
+    commit(store, event(1, "match_created"), event(2, "match_finished"))
+    response = client.get(f"/v1/matches/{MATCH}/stream", headers={"Last-Event-ID": "2"})
+    assert response.status_code == 204
+
+
+def test_an_unknown_match_is_a_404_problem(client) -> None:
+    response = client.get("/v1/matches/nope/stream")
+    assert response.status_code == 404
+    assert response.content_type == "application/problem+json"
+
+
+@pytest.mark.parametrize("header", ["x", "-1", "1.5", "", " 7", "1_0"])
+def test_a_last_event_id_that_is_not_a_version_is_a_400_problem(client, store, header) -> None:
+    commit(store, event(1, "match_created"))
+    response = client.get(f"/v1/matches/{MATCH}/stream", headers={"Last-Event-ID": header})
+    assert response.status_code == 400
+    assert response.content_type == "application/problem+json"
+
+
+def test_storage_down_is_a_503_with_retry_after(redis_server) -> None:
+    app = create_app({"redis_url": "redis://127.0.0.1:1/0"})
+    app.test_client_class = ContractClient
+    response = app.test_client().get(f"/v1/matches/{MATCH}/stream")
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "1"
+
+
+def stream_connections(store: MatchStore) -> int:
+    """How many stream connections Redis sees (each is named ``sse:<events key>``)."""
+    return sum(1 for c in store.redis.client_list() if c.get("name", "").startswith("sse:"))
+
+
+def wait_until(condition: Any, timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_leaves(
+    client, store
+) -> None:
+    commit(store, event(1, "match_created"))
+    readers = [follow(client, query_string={"after": "1"}) for _ in range(2)]
+    for reader in readers:
+        assert reader.message()["comments"] == ["following {m:m4tchStream}:events after 1"]
+        assert reader.message()["comments"] == ["keep-alive"]
+    assert stream_connections(store) == 2
+    for reader in readers:
+        reader.close()
+    assert wait_until(lambda: stream_connections(store) == 0)
