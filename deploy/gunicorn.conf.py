@@ -6,7 +6,7 @@ Everything comes from the environment, with these defaults:
 
     HOST=127.0.0.1  PORT=8000           where to listen
     WEB_CONCURRENCY=min(2*cores+1, 8)   worker processes
-    GUNICORN_THREADS=8                  threads per worker (long polls each hold one)
+    GUNICORN_THREADS=64                 threads per worker (long polls each hold one)
     FORWARDED_ALLOW_IPS=127.0.0.1       proxies trusted for X-Forwarded-* headers
     LOG_LEVEL=info
 
@@ -25,7 +25,7 @@ def _int_from_env(name: str, default: int) -> int:
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int_from_env('PORT', 8000)}"
 workers = _int_from_env("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 8))
 worker_class = "gthread"
-threads = _int_from_env("GUNICORN_THREADS", 8)
+threads = _int_from_env("GUNICORN_THREADS", 64)  # each open event stream or long-poll holds one
 preload_app = False
 
 timeout = 30  # a worker silent for this long is restarted

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
 from service.api import errors, limits, matches, meld, meta, stream
@@ -24,6 +25,9 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     """
     settings = Settings.from_env().with_overrides(overrides)
     app = Flask(__name__)
+    if settings.trusted_proxies:
+        n = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
     app.config.update(
         REFEREE_SETTINGS=settings,
         MAX_CONTENT_LENGTH=settings.max_body_bytes,

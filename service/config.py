@@ -26,12 +26,14 @@ class Settings:
     redis_socket_timeout: float = 0.5
     redis_max_connections: int = 32
     redis_pool_timeout: float = 0.5
+    redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     test_mode: bool = False
     max_body_bytes: int = 64 * 1024
     finished_match_ttl: int = 7 * 24 * 3600
     retry_after_seconds: int = 1
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
+    trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -40,12 +42,14 @@ class Settings:
         "redis_socket_timeout": "REDIS_SOCKET_TIMEOUT",
         "redis_max_connections": "REDIS_MAX_CONNECTIONS",
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
+        "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
         "test_mode": "REFEREE_TEST_MODE",
         "max_body_bytes": "MAX_BODY_BYTES",
         "finished_match_ttl": "FINISHED_MATCH_TTL",
         "retry_after_seconds": "RETRY_AFTER_SECONDS",
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
+        "trusted_proxies": "TRUSTED_PROXIES",
     }
 
     @classmethod

@@ -26,7 +26,7 @@ from service import game
 from service.game import Match, PlayerSpec, Setup, Status, Transition
 from service.rules import Rules, Tile
 from service.rules.solver import Solution, solve
-from service.store.matches import MatchStore, VersionConflict
+from service.store.matches import MatchStore, StoredMatch, VersionConflict
 
 __all__ = [
     "Action",
@@ -259,17 +259,16 @@ class Referee:
         """The randomness for ``match``'s next game (seeded in test mode)."""
         return self._rng(match.seed, match.game_number + 1)
 
-    def _load(self, match_id: str) -> tuple[Match, list[str], int]:
-        stored = self.store.load(match_id)
+    def _decode(self, match_id: str, stored: StoredMatch | None) -> tuple[Match, list[str]]:
         if stored is None:
             raise MatchNotFound(match_id)
-        return game.from_dict(stored.state["m"]), list(stored.state["t"]), stored.version
+        return game.from_dict(stored.state["m"]), list(stored.state["t"])
 
     def _settled(self, match_id: str) -> tuple[Match, list[str], float]:
         """Load the match and commit whatever time and bots owe it by now."""
         for attempt in range(MAX_ATTEMPTS):
-            match, hashes, _ = self._load(match_id)
-            now = self.store.now()
+            stored, now = self.store.load_with_time(match_id)
+            match, hashes = self._decode(match_id, stored)
             transition = self.advance(match, now, False)
             if not transition.events:
                 return match, hashes, now

@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from service.app import create_app
 from service.referee import Busy, Referee
@@ -49,7 +49,7 @@ class Sweeper:
             try:
                 swept = self.sweep_once()
                 backoff = self.interval
-            except RedisError as error:
+            except (RedisError, RedisClusterException) as error:
                 log.warning("sweep failed (%s); retrying in %.1f s", type(error).__name__, backoff)
                 backoff = min(backoff * 2, 5.0)
                 swept = 0

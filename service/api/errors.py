@@ -22,7 +22,7 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, current_app, json, request
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
@@ -151,14 +151,15 @@ def _from_http(error: HTTPException) -> Response:
     return problem_response(status, kind, title, detail, headers=headers)
 
 
-def _from_redis(error: RedisError) -> Response:
+def _from_redis(error: RedisError | RedisClusterException) -> Response:
     log.warning("storage unavailable: %s", type(error).__name__)
     retry = str(current_app.config["REFEREE_SETTINGS"].retry_after_seconds)
     return problem_response(
         503,
         "storage-unavailable",
         "Storage unavailable",
-        "the game store cannot be reached right now; nothing was changed, try again shortly",
+        "the game store cannot be reached right now; a move sent now may or may not have been "
+        "applied: retry it with the same Idempotency-Key, which never applies it twice",
         headers={"Retry-After": retry},
     )
 
@@ -243,6 +244,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(Problem, _from_problem)
     app.register_error_handler(HTTPException, _from_http)
     app.register_error_handler(RedisError, _from_redis)
+    app.register_error_handler(RedisClusterException, _from_redis)
     app.register_error_handler(GameError, _from_game)
     app.register_error_handler(IllegalTurn, _from_illegal)
     app.register_error_handler(RefereeError, _from_referee)

@@ -24,15 +24,16 @@ __all__ = ["blueprint"]
 
 blueprint = Blueprint("matches", __name__)
 MAX_WAIT_SECONDS = 30
+MAX_VERSION = 2**53 - 1  # versions are plain JSON numbers, exact up to here
 
 
 class ViewQuery(Schema):
-    wait_version = fields.Integer(validate=validate.Range(min=0))
+    wait_version = fields.Integer(validate=validate.Range(min=0, max=MAX_VERSION))
     timeout = fields.Float(load_default=25.0, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS))
 
 
 class EventsQuery(Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_VERSION))
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
 
 

@@ -32,8 +32,9 @@ from flask import Blueprint, Response, current_app, request
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from service.api.errors import BadRequest, NotFound
+from service.api.errors import BadRequest
 from service.config import Settings
+from service.referee import MatchNotFound
 from service.store.matches import MatchStore
 
 __all__ = ["blueprint", "sse_message"]
@@ -46,7 +47,9 @@ KEEPALIVE_SECONDS = 15.0
 MAX_SECONDS = 600.0
 RETRY_MILLISECONDS = 2000
 BATCH = 100
-_VERSION = re.compile(r"[0-9]{1,18}")
+_VERSION = re.compile(r"[0-9]{1,16}")
+MAX_VERSION = 2**53 - 1
+_MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @blueprint.get("/v1/matches/<match_id>/stream")
@@ -56,7 +59,7 @@ def stream(match_id: str) -> Response:
     redis_client = current_app.extensions["redis"]
     key = MatchStore.events_key(match_id)
     if not _valid_id(match_id) or not redis_client.exists(MatchStore.state_key(match_id)):
-        raise NotFound(f"there is no match {match_id}", kind="match-not-found")
+        raise MatchNotFound(match_id)
     finished_at = _finished_at(redis_client, key)
     if finished_at is not None and after >= finished_at:
         return Response(status=204)
@@ -95,13 +98,13 @@ def _resume_point() -> int:
 
 
 def _version(source: str, raw: str) -> int:
-    if not _VERSION.fullmatch(raw):
+    if not _VERSION.fullmatch(raw) or int(raw) > MAX_VERSION:
         raise BadRequest(f"{source} must be a version (an integer >= 0), not {raw!r}")
     return int(raw)
 
 
 def _valid_id(match_id: str) -> bool:
-    return 0 < len(match_id) <= 64 and all(c.isalnum() or c in "_-" for c in match_id)
+    return _MATCH_ID.fullmatch(match_id) is not None
 
 
 def _finished_at(client: Any, key: str) -> int | None:

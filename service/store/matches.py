@@ -16,13 +16,19 @@ hint: settling always reads the match itself.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import RedisClusterException, RedisError
+
 __all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
 
+log = logging.getLogger(__name__)
 DEADLINES = "deadlines"
+WAIT_SLICE = 0.25  # seconds; under the client's socket timeout
 
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -45,6 +51,13 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
 end
 return {1, ARGV[2]}
+"""
+
+
+_LOAD = """
+local found = redis.call('HMGET', KEYS[1], 'v', 's')
+local time = redis.call('TIME')
+return {found[1], found[2], time[1], time[2]}
 """
 
 
@@ -85,6 +98,7 @@ class MatchStore:
         self.blocking = blocking if blocking is not None else redis
         self.idempotency_ttl = idempotency_ttl
         self._commit = redis.register_script(_COMMIT)
+        self._load = redis.register_script(_LOAD)
 
     @staticmethod
     def state_key(match_id: str) -> str:
@@ -105,6 +119,14 @@ class MatchStore:
         """Return the one clock every instance shares: Redis ``TIME`` in seconds."""
         seconds, micros = self.redis.time()
         return int(seconds) + int(micros) / 1_000_000
+
+    def load_with_time(self, match_id: str) -> tuple[StoredMatch | None, float]:
+        """Return the stored match (or ``None``) and Redis ``TIME``, in one round trip."""
+        version, state, seconds, micros = self._load(keys=[self.state_key(match_id)])
+        now = int(seconds) + int(micros) / 1_000_000
+        if version is None or state is None:
+            return None, now
+        return StoredMatch(int(version), json.loads(state)), now
 
     def load(self, match_id: str) -> StoredMatch | None:
         """Return the stored match, or ``None`` when there is none."""
@@ -164,12 +186,17 @@ class MatchStore:
         return [json.loads(fields["e"]) for _, fields in entries]
 
     def wait_after(self, match_id: str, version: int, *, timeout: float) -> None:
-        """Block until an event after ``version`` exists, or ``timeout`` seconds pass."""
-        if timeout <= 0:
-            return
-        self.blocking.xread(
-            {self.events_key(match_id): f"0-{version}"}, count=1, block=int(timeout * 1000)
-        )
+        """Block until an event after ``version`` exists, or ``timeout`` seconds pass.
+
+        The wait is cut in slices shorter than the socket timeout, so a frozen Redis fails
+        it within that timeout (a 503) instead of holding a worker thread for the whole wait.
+        """
+        deadline = time.monotonic() + timeout
+        streams = {self.events_key(match_id): f"0-{version}"}
+        while (left := deadline - time.monotonic()) > 0:
+            block = max(1, int(min(left, WAIT_SLICE) * 1000))
+            if self.blocking.xread(streams, count=1, block=block):
+                return
 
     def idempotent_answer(self, match_id: str, seat: int, key: str) -> dict[str, Any] | None:
         """Return the recorded first answer to ``key`` from ``seat``, if any."""
@@ -177,11 +204,18 @@ class MatchStore:
         return None if raw is None else dict(json.loads(raw))
 
     def schedule(self, match_id: str, deadline: float | None) -> None:
-        """Record (or clear) the match's next deadline for the sweeper."""
-        if deadline is None:
-            self.redis.zrem(DEADLINES, match_id)
-        else:
-            self.redis.zadd(DEADLINES, {match_id: deadline})
+        """Record (or clear) the match's next deadline for the sweeper, as a hint.
+
+        Called after a commit: the move stands whatever happens here, so a failure is
+        logged, not raised; the next request for the match settles its deadlines anyway.
+        """
+        try:
+            if deadline is None:
+                self.redis.zrem(DEADLINES, match_id)
+            else:
+                self.redis.zadd(DEADLINES, {match_id: deadline})
+        except (RedisError, RedisClusterException) as error:
+            log.warning("could not index the deadline of %s: %s", match_id, type(error).__name__)
 
     def due(self, now: float, *, limit: int = 100) -> list[str]:
         """Return ids of matches whose deadline has passed."""

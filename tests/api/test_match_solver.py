@@ -53,9 +53,7 @@ def test_a_hint_needs_a_seat_token(client) -> None:
 
 
 def test_a_bot_plays_its_turn_in_the_request_that_hands_it_the_turn(client) -> None:
-    _, (ann, bot) = setup(
-        client, ["R1 B2", "K10 K11 K12 O1"], pool="O5 O6", names=("Ann", "Bot*")
-    )
+    _, (ann, _bot) = setup(client, ["R1 B2", "K10 K11 K12 O1"], pool="O5 O6", names=("Ann", "Bot*"))
     view = ann.draw().get_json()["match"]
     assert view["table"] == [["K10", "K11", "K12"]]
     assert view["players"][1]["melded"] is True

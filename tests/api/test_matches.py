@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.matchclient import create, full_box, setup, stored_tiles
+from tests.api.matchclient import Seat, create, full_box, setup, stored_tiles
 
 pytestmark = pytest.mark.usefixtures("redis_url")
 
@@ -383,3 +383,24 @@ def test_the_event_log_pages_in_order_and_replays_the_table(client) -> None:
     assert played[-1]["data"]["table"] == final_table
     drew = [e for e in events if e["type"] == "drew"]
     assert drew[-1]["data"] == {"count": 1, "next_seat": 1, "turn_deadline": None}
+
+
+def test_a_long_poll_answers_as_soon_as_the_match_moves_on(app, client) -> None:
+    import threading
+    import time
+
+    _, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5")
+    version = ann.view().get_json()["version"]
+    threading.Timer(0.3, lambda: Seat(app.test_client(), ann.match_id, 0, ann.token).draw()).start()
+    started = time.monotonic()
+    response = client.get(f"{bo.url()}?wait_version={version}&timeout=5", headers=bo.auth)
+    waited = time.monotonic() - started
+    assert response.get_json()["version"] > version
+    assert 0.2 < waited < 4
+
+
+def test_a_long_poll_with_nothing_new_answers_after_its_timeout(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
+    version = ann.view().get_json()["version"]
+    response = client.get(f"{ann.url()}?wait_version={version}&timeout=0.5", headers=ann.auth)
+    assert response.get_json()["version"] == version

@@ -31,7 +31,7 @@ def metric(client, name: str, **labels: str) -> float:
 def test_moves_and_refusals_are_counted_by_kind_and_reason(client) -> None:
     drew = metric(client, "referee_moves_applied_total", kind="drew")
     refused = metric(client, "referee_refusals_total", reason="joker_out_of_range")
-    _, (ann, bo) = setup(client, ["R12 R13 J", "K1"], pool="O1 O2")
+    _, (ann, _bo) = setup(client, ["R12 R13 J", "K1"], pool="O1 O2")
     assert ann.play("R12 R13 J").status_code == 422
     assert ann.draw().status_code == 200
     assert metric(client, "referee_moves_applied_total", kind="drew") == drew + 1

@@ -109,8 +109,8 @@ def _best_sets(position: Position, deadline: float | None) -> Table | None:
     After the initial meld the search lays only the jokers sets need and adds the
     others at the end (see :mod:`service.rules.solver.runs`). It first tries laying
     no joker at all, which is fast and most often places every rack tile, then one
-    joker, and so on: each play found is a floor for the next search, and a play
-    that places every rack tile ends it. In the rare position where the
+    joker, and so on: each search must beat the play found before, and a play that
+    places every rack tile ends it. In the rare position where the
     spare jokers fit nowhere it searches again with every joker placement. The
     initial meld counts what jokers stand for, so it always uses that full search.
     """
@@ -126,7 +126,7 @@ def _best_sets(position: Position, deadline: float | None) -> Table | None:
         if plan is not None and sets is not None:
             if plan.score == most_possible(position):
                 return sets
-            floor, fallback = plan.score, sets
+            floor, fallback = plan.score + 1, sets  # the next search must do better
     plan = best_plan(position, essential=True, deadline=deadline, floor=floor)
     if plan is None:
         return fallback

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from service.rules.options import Rules
 from service.rules.sets import SetKind, classify
 from service.rules.solver.groups import MAX_GROUP, ForcedGroup
-from service.rules.tiles import COLOURS, MAX_NUMBER, Tile
+from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
 __all__ = ["COLOUR_INDEX", "LockedGroup", "LockedRun", "Position", "read_position"]
 
 COLOUR_INDEX = {colour: index for index, colour in enumerate(COLOURS)}
+MIN_SET = 3
 Grid = tuple[tuple[int, ...], ...]  # [number][colour], number 0 unused
 
 
@@ -89,31 +90,35 @@ def read_position(
     table: Sequence[Sequence[Tile]], rack: Counter[Tile], *, melded: bool, rules: Rules
 ) -> Position:
     """Count the tiles of a position; before the initial meld only the rack counts."""
-    rack_numbered = _grid(rack)
     rack_jokers = sum(n for tile, n in rack.items() if tile.is_joker)
     if not melded:
         return _with_layers(
             Position(
                 _grid(Counter()),
-                rack_numbered,
+                _placeable(_grid(rack), _grid(Counter()), rack_jokers),
                 0,
                 rack_jokers,
                 meld_threshold=max(rules.initial_meld_points, 0),
                 jokers_count_in_meld=not rules.joker_worth_zero_in_meld,
             )
         )
+    on_table: Counter[Tile] = Counter()
+    for tiles in table:
+        on_table.update(tiles)
+    rack_numbered = _placeable(_grid(rack), _grid(on_table), on_table[JOKER] + rack_jokers)
     free: Counter[Tile] = Counter()
     table_jokers = 0
     runs: list[LockedRun] = []
     groups: list[LockedGroup] = []
     for tiles in table:
-        table_jokers += sum(1 for tile in tiles if tile.is_joker)
-        info = classify(tiles)
-        locked = rules.joker_locked_sets and info.valid and info.joker_count > 0
-        if locked and info.kind is SetKind.RUN:
+        jokers = sum(1 for tile in tiles if tile.is_joker)
+        table_jokers += jokers
+        info = classify(tiles) if rules.joker_locked_sets and jokers else None
+        locked = info is not None and info.valid
+        if info is not None and locked and info.kind is SetKind.RUN:
             assert info.colour is not None and info.start is not None
             runs.append(LockedRun(COLOUR_INDEX[info.colour], info.start, info.tiles))
-        elif locked and info.kind is SetKind.GROUP:
+        elif info is not None and locked and info.kind is SetKind.GROUP:
             assert info.number is not None
             groups.append(LockedGroup(info.number, info.tiles))
         else:
@@ -121,6 +126,42 @@ def read_position(
     return _with_layers(
         Position(_grid(free), rack_numbered, table_jokers, rack_jokers, tuple(runs), tuple(groups))
     )
+
+
+def _placeable(rack: Grid, table: Grid, jokers: int) -> Grid:
+    """Drop the rack tiles that no valid set of the position's tiles could hold.
+
+    A rack tile can only be placed in a group with two other colours of its number,
+    or in three consecutive numbers of its colour, jokers filling in. Dropping one
+    tile may strand another, so this repeats until nothing changes.
+    """
+    rows = [list(row) for row in rack]
+    changed = True
+    while changed:
+        changed = False
+        present = [
+            [r + t for r, t in zip(rack_row, table_row, strict=True)]
+            for rack_row, table_row in zip(rows, table, strict=True)
+        ]
+        for number in range(MIN_NUMBER, MAX_NUMBER + 1):
+            for colour in range(len(COLOURS)):
+                if rows[number][colour] and not _fits(present, number, colour, jokers):
+                    rows[number][colour] = 0
+                    changed = True
+    return tuple(tuple(row) for row in rows)
+
+
+def _fits(present: list[list[int]], number: int, colour: int, jokers: int) -> bool:
+    others = sum(1 for c, count in enumerate(present[number]) if c != colour and count)
+    if others + jokers >= MIN_SET - 1:
+        return True
+    for start in range(max(MIN_NUMBER, number - 2), min(number, MAX_NUMBER - 2) + 1):
+        missing = sum(
+            1 for n in range(start, start + MIN_SET) if n != number and not present[n][colour]
+        )
+        if missing <= jokers:
+            return True
+    return False
 
 
 def _grid(tiles: Counter[Tile]) -> Grid:

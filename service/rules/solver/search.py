@@ -54,7 +54,7 @@ MELD_SHIFT = JOKER_SHIFT + 8
 MELD_MASK = 0xFFFF
 ALL_STATES = (1 << JOKER_SHIFT) - 1
 CHECK_EVERY = 64
-SMALL_LAYER = 24  # a layer this small costs more to filter than it saves
+SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 
 _interning = threading.Lock()  # run states are interned once for every thread

@@ -1,0 +1,344 @@
+"""Benchmark: our exact solver against the MILP solver of ``rummikub-solver`` (HiGHS).
+
+Run as ``python bench/solver.py`` (``--quick`` for a short run). Both solvers get
+the same seeded positions, drawn from one standard 106-tile box: tables of 0, 20,
+40, 60 and 80 tiles made of valid sets (jokers on about a quarter of them) and
+racks of 5-20 tiles. Most positions are after the initial meld (manipulation);
+some are initial melds. Prints per table size the median, p90, p99 and max time
+of each solver and the ratio of medians, every position where the two optima
+(rack tiles placed) differ with the reason, and the peak memory of the process.
+
+The MILP solver's set family is smaller than the rules allow: runs of 3-5 tiles,
+jokers at the ends of a run only in runs of 3, no group of four with a joker,
+and its initial meld counts only numbered tiles. Where it places fewer tiles, the
+bench checks our play against the rules and names the shape it lacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from service.rules import COLOURS, JOKER, Rules, Tile, check_turn, classify, full_set
+from service.rules.sets import SetKind
+from service.rules.solver import solve
+
+TABLE_SIZES = (0, 20, 40, 60, 80)
+Set = tuple[Tile, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One position: the table, the rack, and whether the player has melded."""
+
+    table: tuple[Set, ...]
+    rack: Counter[Tile]
+    melded: bool
+    size: int
+
+
+def random_case(rng: random.Random, size: int, *, melded: bool, jokers: bool) -> Case:
+    """Draw a table of about ``size`` tiles in valid sets and a rack of 5-20 tiles."""
+    pool = full_set()
+    del pool[JOKER]
+    table: list[list[Tile]] = []
+    placed = 0
+    misses = 0
+    while placed < size and misses < 200:
+        want = min(size - placed, rng.choice((3, 3, 4, 4, 5, 6)))
+        if want < 3:
+            # top up: lengthen a run or a group of three
+            if not _lengthen(rng, table, pool):
+                break
+            placed += 1
+            continue
+        found = _random_set(rng, pool, want)
+        if found is None:
+            misses += 1
+            continue
+        pool.subtract(found)
+        table.append(found)
+        placed += len(found)
+    box_jokers = 2
+    if jokers and table:
+        for _ in range(rng.randint(1, 2)):
+            tiles = rng.choice(table)
+            index = rng.randrange(len(tiles))
+            if tiles[index].is_joker or sum(1 for t in tiles if not t.is_joker) < 2:
+                continue
+            pool[tiles[index]] += 1
+            tiles[index] = JOKER
+            box_jokers -= 1
+    pool[JOKER] = box_jokers
+    bag = list(pool.elements())
+    rng.shuffle(bag)
+    rack = Counter(bag[: rng.randint(5, 20)])
+    return Case(tuple(tuple(t) for t in table), rack, melded, size)
+
+
+def _random_set(rng: random.Random, pool: Counter[Tile], length: int) -> list[Tile] | None:
+    if length <= 4 and rng.random() < 0.4:
+        number = rng.randint(1, 13)
+        colours = [c for c in COLOURS if pool[Tile(c, number)]]
+        if len(colours) < length:
+            return None
+        return [Tile(c, number) for c in rng.sample(colours, length)]
+    colour = rng.choice(COLOURS)
+    start = rng.randint(1, 14 - length)
+    tiles = [Tile(colour, n) for n in range(start, start + length)]
+    return tiles if all(pool[t] for t in tiles) else None
+
+
+def _lengthen(rng: random.Random, table: list[list[Tile]], pool: Counter[Tile]) -> bool:
+    for tiles in rng.sample(table, len(table)):
+        info = classify(tiles)
+        extra: Tile | None = None
+        if (
+            info.kind is SetKind.RUN
+            and info.colour
+            and info.start
+            and info.start + len(tiles) <= 13
+        ):
+            extra = Tile(info.colour, info.start + len(tiles))
+            if pool[extra]:
+                tiles.append(extra)
+        elif info.kind is SetKind.GROUP and len(tiles) == 3 and info.number:
+            held = {t.colour for t in tiles}
+            extra = next((Tile(c, info.number) for c in COLOURS if c not in held), None)
+            if extra is not None and pool[extra]:
+                tiles.append(extra)
+            else:
+                extra = None
+        if extra is not None and pool[extra]:
+            pool[extra] -= 1
+            return True
+    return False
+
+
+def cases(seed: int, per_size: int) -> list[Case]:
+    """The seeded positions: per table size, ``per_size`` melded and a few initial melds."""
+    rng = random.Random(seed)
+    out = []
+    for size in TABLE_SIZES:
+        for i in range(per_size):
+            out.append(random_case(rng, size, melded=True, jokers=i % 4 == 0))
+        for i in range(max(2, per_size // 5)):
+            out.append(random_case(rng, size, melded=False, jokers=i % 4 == 0))
+    return out
+
+
+def ours(case: Case) -> int:
+    """Solve with our solver; return the rack tiles placed."""
+    return solve(case.table, case.rack, melded=case.melded).tile_count
+
+
+class Milp:
+    """The ``rummikub-solver`` MILP (HiGHS), built once; None when it is not installed."""
+
+    def __init__(self) -> None:
+        from rummikub_solver import MILPSolver, RuleSet
+
+        self.rules = RuleSet(solver_backend=MILPSolver.HIGHS)
+        colours = {"K": 0, "B": 1, "O": 2, "R": 3}  # its colour order
+        self.index = {
+            tile: self.rules.tile_count
+            if tile.is_joker
+            else 1 + colours[tile.code[0]] * 13 + (tile.number or 0) - 1
+            for tile in full_set()
+        }
+        self.set_family = {tuple(sorted(int(t) for t in tiles)) for tiles in self.rules.sets}
+
+    def __call__(self, case: Case) -> int:
+        """Solve with the MILP; return the rack tiles it places."""
+        from rummikub_solver import SolverMode
+
+        state = self.rules.new_game()
+        rack = [self.index[t] for t in case.rack.elements()]
+        state.add_rack(*rack)
+        if case.melded:
+            state.add_table(*(self.index[t] for tiles in case.table for t in tiles))
+            state.initial = False
+            found = self.rules.solve(state, SolverMode.TILE_COUNT)
+        else:
+            found = self.rules.solve(state, SolverMode.INITIAL)
+        return 0 if found is None else len(found.tiles)
+
+    def lacks(self, sets: Sequence[Set]) -> list[str]:
+        """The shapes in ``sets`` that the MILP's set family cannot build."""
+        missing = []
+        for tiles in sets:
+            info = classify(tiles)
+            jokers = info.joker_count
+            if info.kind is SetKind.GROUP and jokers and len(tiles) == 4:
+                missing.append(f"a group of four with a joker ({_codes(tiles)})")
+            elif info.kind is SetKind.RUN and jokers and not self._splits(tiles):
+                missing.append(
+                    f"a run of {len(tiles)} with a joker at an end or that cannot be cut "
+                    f"into runs of 3-5 it knows ({_codes(tiles)})"
+                )
+        return missing
+
+    def _splits(self, tiles: Sequence[Tile]) -> bool:
+        """Whether a run cuts into pieces of 3-5 tiles that are all in the family."""
+        if not tiles:
+            return True
+        return any(
+            self._known(tiles[:size]) and self._splits(tiles[size:])
+            for size in range(3, 6)
+            if size <= len(tiles) and (len(tiles) - size == 0 or len(tiles) - size >= 3)
+        )
+
+    def _known(self, tiles: Sequence[Tile]) -> bool:
+        return tuple(sorted(self.index[t] for t in tiles)) in self.set_family
+
+
+def _codes(tiles: Sequence[Tile]) -> str:
+    return " ".join(t.code for t in tiles)
+
+
+def timed(run: Callable[[Case], int], case: Case) -> tuple[float, int]:
+    """Run once; return the seconds taken and the tiles placed."""
+    start = time.perf_counter()
+    result = run(case)
+    return time.perf_counter() - start, result
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0-1) of ``values``, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def peak_mb() -> float:
+    """The peak resident memory of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_ours(positions: list[Case]) -> list[tuple[float, int]]:
+    """Time our solver on every position; check each play against the rules."""
+    results = []
+    for number, case in enumerate(positions, 1):
+        seconds, placed = timed(ours, case)
+        results.append((seconds, placed))
+        solution = solve(case.table, case.rack, melded=case.melded)
+        if solution.found:
+            faults = check_turn(case.table, solution.table, case.rack, melded=case.melded)
+            assert not faults, (case, faults)
+        if number % 200 == 0:
+            print(f"  ours: {number}/{len(positions)} positions", flush=True)
+    return results
+
+
+def run_milp(milp: Milp, positions: list[Case]) -> list[tuple[float, int]]:
+    """Time the MILP solver on every position."""
+    results = []
+    for number, case in enumerate(positions, 1):
+        results.append(timed(milp, case))
+        if number % 100 == 0:
+            print(f"  MILP: {number}/{len(positions)} positions", flush=True)
+    return results
+
+
+def explain(milp: Milp, case: Case, our_count: int, milp_count: int) -> str:
+    """Why the two optima differ."""
+    solution = solve(case.table, case.rack, melded=case.melded)
+    new_sets = solution.table if case.melded else solution.table[len(case.table) :]
+    if our_count < milp_count:
+        return "the MILP places more: its play breaks a rule we enforce, or we miss a play"
+    reasons = [f"it lacks {shape}" for shape in milp.lacks(new_sets)]
+    if not case.melded:
+        numbers = {t.number or 0 for t in case.rack.elements()}
+        if case.rack[JOKER]:
+            numbers.add(13)
+            reasons.append("its initial meld maximises numbered tiles only, not jokers")
+        if sum(numbers) < Rules().initial_meld_points:
+            reasons.append(
+                "its initial-meld precheck adds up each number once (a set, not a multiset: "
+                f"{sum(numbers)} here) and refuses the meld before solving"
+            )
+    if not reasons:
+        reasons.append("our play is legal (checked) but outside the MILP's set family")
+    return "; ".join(reasons)
+
+
+def report(
+    positions: list[Case],
+    mine: list[tuple[float, int]],
+    theirs: list[tuple[float, int]] | None,
+) -> None:
+    """Print the timing table per table size."""
+    header = f"{'table':>5} {'n':>4} | {'ours: median':>12} {'p90':>7} {'p99':>7} {'max':>7}"
+    if theirs is not None:
+        header += f" | {'MILP: median':>12} {'p90':>7} {'p99':>7} {'max':>7} | {'ratio':>6}"
+    print(header + "   (milliseconds)")
+    for size in TABLE_SIZES:
+        picked = [i for i, case in enumerate(positions) if case.size == size]
+        ms = [mine[i][0] * 1000 for i in picked]
+        line = f"{size:5d} {len(picked):4d} | {_spread(ms)}"
+        if theirs is not None:
+            milp_ms = [theirs[i][0] * 1000 for i in picked]
+            ratio = statistics.median(milp_ms) / statistics.median(ms)
+            line += f" | {_spread(milp_ms)} | {ratio:5.1f}x"
+        print(line)
+
+
+def _spread(ms: list[float]) -> str:
+    return (
+        f"{statistics.median(ms):12.2f} {percentile(ms, 0.9):7.2f} "
+        f"{percentile(ms, 0.99):7.2f} {max(ms):7.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--ours-only", action="store_true", help="skip the MILP solver")
+    args = parser.parse_args()
+    positions = cases(args.seed, 20 if args.quick else 150)
+    # both solvers first run untimed on other positions, as a long-lived server would
+    warm_up = cases(args.seed + 1, 5)
+    print(f"{len(positions)} positions, seed {args.seed}", flush=True)
+    for case in warm_up:
+        ours(case)
+    mine = run_ours(positions)
+    our_peak = peak_mb()
+    theirs = None
+    milp = None
+    if not args.ours_only:
+        try:
+            milp = Milp()
+        except ImportError:
+            print("rummikub-solver is not installed (pip install '.[bench]'): ours only")
+    if milp is not None:
+        for case in warm_up:
+            milp(case)
+        theirs = run_milp(milp, positions)
+    report(positions, mine, theirs)
+    if milp is not None and theirs is not None:
+        differ = [i for i in range(len(positions)) if mine[i][1] != theirs[i][1]]
+        print(f"optima differ on {len(differ)} of {len(positions)} positions")
+        for i in differ:
+            case = positions[i]
+            kind = "melded" if case.melded else "initial meld"
+            print(
+                f"  #{i} {kind}, table {case.size}: ours {mine[i][1]}, MILP {theirs[i][1]}: "
+                f"{explain(milp, case, mine[i][1], theirs[i][1])}"
+            )
+            print(f"     table: {' | '.join(_codes(s) for s in case.table)}")
+            print(f"     rack:  {_codes(sorted(case.rack.elements(), key=lambda t: t.code))}")
+    print(f"peak memory: {our_peak:.0f} MB after our solver, {peak_mb():.0f} MB in all")
+
+
+if __name__ == "__main__":
+    main()

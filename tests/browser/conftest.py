@@ -1,0 +1,221 @@
+"""Browser tests: Debian's Chromium, driven by Playwright, against the app under real gunicorn.
+
+- `server` (session): gunicorn with `deploy/gunicorn.conf.py` on a free port, in test mode, on
+  the session's redis-server. Has `.url`, `.api(method, path, ...)`.
+- `browser` (session): headless Chromium from /usr/bin/chromium (never `playwright install`).
+- `page` (function): a fresh browser context and page; its console errors fail the test.
+- `shot(page, name)`: saves a screenshot under artifacts/browser/.
+
+Without Chromium or Playwright these tests are skipped (they fail under CI=true, where
+`make test` installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.redis_process import RedisProcess, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "browser"
+CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser/" in str(item.path).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests cannot run: {reason}", pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+class Server:
+    """The app under gunicorn, and a tiny JSON client for driving seats from the test."""
+
+    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.url = url
+        self.process = process
+        self.log = log
+
+    def api(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            return error.code, json.loads(raw) if raw else None
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        status, created = self.api("POST", "/v1/matches", body)
+        assert status == 201, created
+        return created
+
+    def seat_url(self, match_id: str, token: str | None = None) -> str:
+        return f"{self.url}/#m={match_id}" + (f"&t={token}" if token else "")
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture(scope="session")
+def server(
+    redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """gunicorn serving the app in test mode; stopped at the end of the session."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
+    env = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": "1",
+        "GUNICORN_THREADS": "32",
+        "REDIS_URL": redis_server.url,
+        "REFEREE_TEST_MODE": "1",
+        "LOG_LEVEL": "warning",
+        # Streams notice a departed client at their next keep-alive: shut down in about 1 s.
+        "STREAM_KEEPALIVE_SECONDS": "1",
+    }
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    command = [str(gunicorn), "-c", "deploy/gunicorn.conf.py", "service.app:create_app()"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+    running = Server(f"http://127.0.0.1:{port}", process, log)
+    try:
+        _wait_until_up(running)
+        yield running
+    finally:
+        # A quick shutdown: a graceful one would wait for the open event streams.
+        process.send_signal(signal.SIGQUIT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_until_up(server: Server, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"gunicorn exited:\n{server.log_tail()}", pytrace=False)
+        try:
+            with urllib.request.urlopen(server.url + "/healthz", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail(f"gunicorn did not answer within {timeout} s:\n{server.log_tail()}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Chromium (Debian's), launched by Playwright."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed (pip install -e '.[test]')")
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[[], Any]]:
+    """Open fresh pages (each in its own context); console errors fail the test."""
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def open_page() -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 860})
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+        page.on(
+            "console",
+            lambda message: (
+                errors.append(f"console {message.type}: {message.text}")
+                if message.type == "error" and not _expected_console_error(message.text)
+                else None
+            ),
+        )
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert errors == [], errors
+
+
+def _expected_console_error(text: str) -> bool:
+    # Chromium logs every non-2xx fetch; the refusals a test provokes on purpose are fine.
+    return "Failed to load resource" in text and any(
+        f" {code} " in text for code in (400, 409, 412, 422)
+    )
+
+
+@pytest.fixture
+def page(new_page: Callable[[], Any]) -> Any:
+    return new_page()
+
+
+def shot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot as artifacts/browser/<name>.png."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,200 @@
+"""A person plays whole games through the page: against a bot, and against another person.
+
+The deals are fixed with ``setup`` (test mode) so each game goes the same way every time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import Server, shot
+from tests.browser.table import Table
+
+TURN_SECONDS = 8
+
+
+def test_a_person_plays_a_whole_game_against_a_bot(new_page: Any, server: Server) -> None:
+    # Ann melds R10 R11 R12 (after a refused try), lets her second turn run out with a draft
+    # on the table (3 tiles penalty: B10 B11 B12), and goes out on her third turn.
+    # The bot holds K1 K2 O7 and can never play: it draws O1, then K9.
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bot", "bot": True}],
+            "rules": {"turn_seconds": TURN_SECONDS},
+            "setup": {
+                "racks": [["R10", "R11", "R12", "B3", "B4", "B5", "J"], ["K1", "K2", "O7"]],
+                "pool": ["O1", "B10", "B11", "B12", "K9", "R3", "O2", "K4", "O11"],
+                "table": [["B7", "B8", "B9"]],
+                "melded": [False, True],
+                "first_seat": 0,
+            },
+        }
+    )
+    match_id, ann = created["id"], created["seats"][0]["token"]
+    page = new_page()
+    table = Table(page)
+    page.goto(server.seat_url(match_id, ann))
+    table.wait_for_my_turn()
+    expect(page.locator("#conn")).to_have_attribute("data-mode", "live")
+    expect(page.locator("#meld")).to_contain_text("0 / 30")
+    shot(page, "game-1-start")
+
+    # Turn 1: two tiles are not a set, and 21 points are not a meld: refused, with reasons.
+    table.to_new_set("R10")
+    table.to_end_of_set("R11", set_with="R10")
+    table.press("Submit your play")
+    problem = page.locator("#problem")
+    expect(problem).to_be_visible()
+    expect(problem).to_contain_text("refused")
+    assert problem.locator("li").count() >= 1
+    expect(page.locator("#table-sets .set.refused, #table-sets .set.invalid").first).to_be_visible()
+    shot(page, "game-2-refused")
+
+    table.to_end_of_set("R12", set_with="R10")
+    expect(page.locator("#meld")).to_contain_text("33 / 30")
+    expect(page.locator("#meld")).to_contain_text("enough")
+    table.press("Submit your play")
+    expect(problem).to_be_hidden()
+    # The bot's turn is played at once (it draws): it is Ann's turn again.
+    expect(page.locator('#players .player[data-seat="1"]')).to_contain_text("4")
+    table.wait_for_my_turn()
+    assert table.table_codes() == [["B7", "B8", "B9"], ["R10", "R11", "R12"]]
+    assert sorted(table.rack_codes()) == ["B3", "B4", "B5", "J"]
+
+    # Turn 2: a draft that changes the table, then the clock runs out: 3 tiles penalty.
+    table.to_new_set("J")
+    _wait_for_draft(server, match_id)
+    expect(page.locator("#clock.warn, #clock.expired").first).to_be_visible(
+        timeout=TURN_SECONDS * 1000
+    )
+    expect(page.locator("#notice")).to_contain_text("Time's up", timeout=TURN_SECONDS * 1000 + 2000)
+    assert page.evaluate("document.body.dataset.alertCount") == "1"
+    assert int(page.evaluate("document.body.dataset.warningCount")) >= 1
+    expect(page.locator("#log")).to_contain_text("penalty 3 tiles")
+    shot(page, "game-3-timed-out")
+    table.wait_for_my_turn()
+    expect(page.locator("#rack .tile")).to_have_count(7)
+    assert sorted(table.rack_codes()) == ["B10", "B11", "B12", "B3", "B4", "B5", "J"]
+
+    # Turn 3: B3 B4 B5 J in a new set, B10 B11 B12 on the blue run: Ann goes out.
+    table.to_new_set("B3")
+    for code in ("B4", "B5", "J"):
+        table.to_end_of_set(code, set_with="B3")
+    for code in ("B10", "B11", "B12"):
+        table.to_end_of_set(code, set_with="B7")
+    expect(page.locator("#rack .tile")).to_have_count(0)
+    table.press("Submit your play")
+
+    dialog = page.locator("#result-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Ann (you) went out")
+    scores = dialog.locator("table.scores tbody tr")
+    expect(scores).to_have_count(2)
+    # The bot holds K1 K2 O7 O1 K9: 20 points.
+    expect(scores.nth(0)).to_contain_text("+20")
+    expect(scores.nth(1)).to_contain_text("-20")
+    shot(page, "game-4-game-over")
+
+    # Next game: dealt at once, 14 tiles each (the bot may already have played).
+    page.get_by_role("button", name="Start the next game").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#match-info")).to_contain_text("Game 2 of 2")
+    expect(page.locator("#rack .tile")).to_have_count(14)
+    shot(page, "game-5-next-game")
+
+
+def _wait_for_draft(server: Server, match_id: str) -> None:
+    """The page shares its draft (PUT /draft, debounced): everyone can see it."""
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        _, view = server.api("GET", f"/v1/matches/{match_id}")
+        if view["draft"]:
+            assert view["draft"] == [["B7", "B8", "B9"], ["R10", "R11", "R12"], ["J"]]
+            return
+        time.sleep(0.1)
+    raise AssertionError("the page did not share its draft")
+
+
+def test_the_other_seat_sees_the_draft_live_and_both_see_the_match_winner(
+    new_page: Any, server: Server
+) -> None:
+    # One game only (a target score of 1): Ann goes out on her first turn.
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 60, "target_score": 1},
+            "setup": {
+                "racks": [["K10", "K11", "K12"], ["O1", "O2", "B6", "R9"]],
+                "pool": ["R1", "R2"],
+                "first_seat": 0,
+            },
+        }
+    )
+    match_id = created["id"]
+    ann_token, bo_token = (seat["token"] for seat in created["seats"])
+    ann = Table(new_page())
+    bo = Table(new_page())
+    watcher = new_page()
+    ann.page.goto(server.seat_url(match_id, ann_token))
+    bo.page.goto(server.seat_url(match_id, bo_token).replace("/#", "/?poll#"))  # long-poll
+    watcher.goto(server.seat_url(match_id))
+    ann.wait_for_my_turn()
+    expect(bo.page.locator("#conn")).to_have_attribute("data-mode", "polling")
+    expect(bo.page.locator("#turn-text")).to_contain_text("Ann is playing")
+
+    ann.to_new_set("K10")
+    ann.to_end_of_set("K11", set_with="K10")
+    for seen in (bo.page, watcher):
+        expect(seen.locator("#table-caption")).to_contain_text("Ann is working on the table")
+        expect(seen.locator('#table-sets .tile.added[data-code="K11"]')).to_be_visible()
+    shot(watcher, "live-1-draft-seen-by-a-spectator")
+
+    ann.to_end_of_set("K12", set_with="K10")
+    ann.press("Submit your play")
+    for seen in (ann.page, bo.page, watcher):
+        dialog = seen.locator("#result-dialog")
+        expect(dialog).to_contain_text("Match over")
+        expect(dialog).to_contain_text("Ann")
+        expect(dialog).to_contain_text("wins the match")
+    expect(ann.page.locator("#next-game-button")).to_be_hidden()
+    expect(ann.page.locator("#new-match-link")).to_be_visible()
+    expect(watcher.locator("#conn")).to_have_attribute("data-mode", "ended")
+    shot(bo.page, "live-2-match-winner")
+
+
+def test_tiles_can_be_placed_by_tapping_or_with_the_keyboard_and_sets_split(
+    page: Any, server: Server
+) -> None:
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 60},
+            "setup": {"racks": [["R10", "R11", "R12", "J"], ["O1", "O2"]], "pool": ["R1"]},
+        }
+    )
+    page.goto(server.seat_url(created["id"], created["seats"][0]["token"]))
+    table = Table(page)
+    table.wait_for_my_turn()
+
+    table.rack_tile("R10").click()
+    expect(table.rack_tile("R10")).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="Put the selected tile in a new set").click()
+    table.rack_tile("R11").click()
+    page.get_by_role("button", name="Put the selected tile at the end of set 1").click()
+    table.rack_tile("R12").focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Put the selected tile at the end of set 1").focus()
+    page.keyboard.press("Enter")
+    assert table.table_codes() == [["R10", "R11", "R12"]]
+    expect(page.locator("#meld")).to_contain_text("33 / 30")
+
+    page.get_by_role("button", name="Split set 1 before red 12").click()
+    assert table.table_codes() == [["R10", "R11"], ["R12"]]
+    expect(page.locator("#meld")).to_contain_text("fix the invalid sets")
+
+    table.press("Undo: put your tiles back and restore the table")
+    assert table.table_codes() == []
+    assert sorted(table.rack_codes()) == ["J", "R10", "R11", "R12"]
