@@ -34,6 +34,7 @@ from redis.exceptions import RedisError
 
 from service.api.errors import BadRequest
 from service.config import Settings
+from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
 from service.store.matches import MatchStore
 
@@ -144,6 +145,7 @@ class _Follower:
         """Yield SSE text until the match is finished and sent, or the client leaves."""
         client = self.connect(self.keepalive)
         started = time.monotonic()
+        STREAMS_OPEN.inc()
         try:
             yield f"retry: {RETRY_MILLISECONDS}\n: following {self.key} after {self.after}\n\n"
             while time.monotonic() - started < self.lifetime:
@@ -168,6 +170,7 @@ class _Follower:
             # The client reconnects with Last-Event-ID and resumes where it was.
             log.warning("event stream %s ended: %s", self.key, type(error).__name__)
         finally:
+            STREAMS_OPEN.dec()
             client.close()
 
     def _read(self, client: Any) -> list[tuple[str, dict[str, str]]] | None:

@@ -20,9 +20,10 @@ def metric(client, name: str, **labels: str) -> float:
     text = client.get("/metrics").get_data(as_text=True)
     wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
-        match = re.match(r"^(\w+)\{(.*)\} (\S+)$", line)
+        match = re.match(r"^(\w+)(?:\{(.*)\})? (\S+)$", line)
         if match and match[1] == name:
-            found = ",".join(sorted(match[2].split(",")))
+            found = ",".join(sorted((match[2] or "").split(",")))
+            found = found.strip(",")
             if found == wanted:
                 return float(match[3])
     return 0.0
@@ -69,3 +70,14 @@ def test_the_access_log_is_json_with_the_request_id_and_never_a_token(client, ca
     line = json.loads(handler.format(records[0]))
     assert line["request_id"] == "req-7" and line["status"] == 200
     assert ann.token not in caplog.text
+
+
+def test_open_event_streams_are_counted_while_they_are_open(client) -> None:
+    created, _ = setup(client, ["R1", "K1"], pool="O1")
+    before = metric(client, "referee_open_streams")
+    response = client.get(f"/v1/matches/{created['id']}/stream", buffered=False)
+    chunks = response.response
+    next(iter(chunks))  # the stream has started
+    assert metric(client, "referee_open_streams") == before + 1
+    response.close()
+    assert metric(client, "referee_open_streams") == before
