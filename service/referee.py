@@ -16,8 +16,9 @@ import hashlib
 import hmac
 import random
 import secrets
+import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from service import game
 from service.game import Match, PlayerSpec, Setup, Status, Transition
 from service.rules import Rules, Tile
 from service.rules.solver import Solution, solve
-from service.store.matches import MatchStore, StoredMatch, VersionConflict
+from service.store.matches import MatchStore, VersionConflict
 
 __all__ = [
     "Action",
@@ -111,6 +112,34 @@ class Idempotency:
     fingerprint: str
 
 
+class DecodedCache:
+    """The last decoded state of recent matches, per worker: a version never changes, so a
+    match whose stored version is the cached one need not be sent or decoded again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, tuple[Match, list[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: str) -> tuple[Match, list[str]] | None:
+        """The cached match and token hashes, or ``None``."""
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is not None:
+                self._entries.move_to_end(match_id)
+            return entry
+
+    def put(self, match_id: str, entry: tuple[Match, list[str]]) -> None:
+        """Remember ``entry`` unless a newer version of the match is already cached."""
+        with self._lock:
+            held = self._entries.get(match_id)
+            if held is None or held[0].version <= entry[0].version:
+                self._entries[match_id] = entry
+                self._entries.move_to_end(match_id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
 @dataclass
 class Referee:
     """Use cases over a :class:`MatchStore`; ``advance`` settles deadlines and bot turns."""
@@ -121,6 +150,7 @@ class Referee:
     autoplay: game.Autoplay = field(default_factory=game.Autoplay)
     hint_budget: float = 3.0
     on_events: Callable[[tuple[game.Event, ...]], None] | None = None
+    _decoded: DecodedCache = field(default_factory=lambda: DecodedCache(2048), repr=False)
 
     # -- creating -----------------------------------------------------------------
 
@@ -259,16 +289,25 @@ class Referee:
         """The randomness for ``match``'s next game (seeded in test mode)."""
         return self._rng(match.seed, match.game_number + 1)
 
-    def _decode(self, match_id: str, stored: StoredMatch | None) -> tuple[Match, list[str]]:
+    def _load_with_time(self, match_id: str) -> tuple[Match, list[str], float]:
+        """The stored match, decoded (or taken from the cache when its version is known)."""
+        cached = self._decoded.get(match_id)
+        stored, now = self.store.load_with_time(
+            match_id, known_version=None if cached is None else cached[0].version
+        )
         if stored is None:
             raise MatchNotFound(match_id)
-        return game.from_dict(stored.state["m"]), list(stored.state["t"])
+        if stored.state is None and cached is not None:
+            return cached[0], cached[1], now
+        assert stored.state is not None
+        match, hashes = game.from_dict(stored.state["m"]), list(stored.state["t"])
+        self._decoded.put(match_id, (match, hashes))
+        return match, hashes, now
 
     def _settled(self, match_id: str) -> tuple[Match, list[str], float]:
         """Load the match and commit whatever time and bots owe it by now."""
         for attempt in range(MAX_ATTEMPTS):
-            stored, now = self.store.load_with_time(match_id)
-            match, hashes = self._decode(match_id, stored)
+            match, hashes, now = self._load_with_time(match_id)
             transition = self.advance(match, now, False)
             if not transition.events:
                 return match, hashes, now
@@ -301,7 +340,9 @@ class Referee:
         stored = self.store.load(match_id)
         if stored is None:
             return False
-        return any(hmac.compare_digest(h, digest) for h in stored.state["t"])
+        return stored.state is not None and any(
+            hmac.compare_digest(h, digest) for h in stored.state["t"]
+        )
 
     def _replay(self, match_id: str, seat: int, idempotency: Idempotency) -> dict[str, Any] | None:
         record = self.store.idempotent_answer(match_id, seat, idempotency.key)
@@ -332,6 +373,7 @@ class Referee:
             idempotency=record,
             ttl=self.finished_ttl if finished else 0,
         )
+        self._decoded.put(match.id, (match, hashes))
         self.store.schedule(match.id, _next_due(match))
         if self.on_events is not None:
             self.on_events(transition.events)

@@ -55,9 +55,11 @@ return {1, ARGV[2]}
 
 
 _LOAD = """
-local found = redis.call('HMGET', KEYS[1], 'v', 's')
 local time = redis.call('TIME')
-return {found[1], found[2], time[1], time[2]}
+local version = redis.call('HGET', KEYS[1], 'v')
+if not version then return {false, false, time[1], time[2]} end
+if version == ARGV[1] then return {version, false, time[1], time[2]} end
+return {version, redis.call('HGET', KEYS[1], 's'), time[1], time[2]}
 """
 
 
@@ -71,10 +73,11 @@ class VersionConflict(Exception):
 
 @dataclass(frozen=True)
 class StoredMatch:
-    """A match as stored: its version, its state (a JSON-ready dict), its event count."""
+    """A match as stored: its version and its state (a JSON-ready dict; ``None`` when the
+    caller already holds that version)."""
 
     version: int
-    state: dict[str, Any]
+    state: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -120,13 +123,20 @@ class MatchStore:
         seconds, micros = self.redis.time()
         return int(seconds) + int(micros) / 1_000_000
 
-    def load_with_time(self, match_id: str) -> tuple[StoredMatch | None, float]:
-        """Return the stored match (or ``None``) and Redis ``TIME``, in one round trip."""
-        version, state, seconds, micros = self._load(keys=[self.state_key(match_id)])
+    def load_with_time(
+        self, match_id: str, *, known_version: int | None = None
+    ) -> tuple[StoredMatch | None, float]:
+        """Return the stored match (or ``None``) and Redis ``TIME``, in one round trip.
+
+        When the stored version is ``known_version`` the state is not sent again: the
+        answer's ``state`` is ``None`` (a version's state never changes).
+        """
+        known = "" if known_version is None else str(known_version)
+        version, state, seconds, micros = self._load(keys=[self.state_key(match_id)], args=[known])
         now = int(seconds) + int(micros) / 1_000_000
-        if version is None or state is None:
+        if version is None:
             return None, now
-        return StoredMatch(int(version), json.loads(state)), now
+        return StoredMatch(int(version), None if state is None else json.loads(state)), now
 
     def load(self, match_id: str) -> StoredMatch | None:
         """Return the stored match, or ``None`` when there is none."""
