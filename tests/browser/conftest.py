@@ -14,10 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -26,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.redis_process import RedisProcess, free_port
+from tests.support.gunicorn_process import GunicornProcess, GunicornStartError
+from tests.support.redis_process import RedisProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "browser"
@@ -58,13 +55,12 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-class Server:
+class Server(GunicornProcess):
     """The app under gunicorn, and a tiny JSON client for driving seats from the test."""
 
-    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-        self.url = url
-        self.process = process
-        self.log = log
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def api(
         self,
@@ -98,60 +94,26 @@ class Server:
     def seat_url(self, match_id: str, token: str | None = None) -> str:
         return f"{self.url}/#m={match_id}" + (f"&t={token}" if token else "")
 
-    def log_tail(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
 
 @pytest.fixture(scope="session")
-def server(
-    redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
+def server(redis_server: RedisProcess) -> Iterator[Server]:
     """gunicorn serving the app in test mode; stopped at the end of the session."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     env = {
-        **os.environ,
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "WEB_CONCURRENCY": "1",
-        "GUNICORN_THREADS": "32",
         "REDIS_URL": redis_server.url,
         "REFEREE_TEST_MODE": "1",
-        "LOG_LEVEL": "warning",
         # Streams notice a departed client at their next keep-alive: shut down in about 1 s.
         "STREAM_KEEPALIVE_SECONDS": "1",
     }
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    command = [str(gunicorn), "-c", "deploy/gunicorn.conf.py", "service.app:create_app()"]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
-        )
-    running = Server(f"http://127.0.0.1:{port}", process, log)
+    running = Server(env=env, workers=1, threads=32, log_level="warning")
     try:
-        _wait_until_up(running)
+        running.start()
+    except GunicornStartError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
         yield running
     finally:
         # A quick shutdown: a graceful one would wait for the open event streams.
-        process.send_signal(signal.SIGQUIT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_until_up(server: Server, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            pytest.fail(f"gunicorn exited:\n{server.log_tail()}", pytrace=False)
-        try:
-            with urllib.request.urlopen(server.url + "/healthz", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"gunicorn did not answer within {timeout} s:\n{server.log_tail()}", pytrace=False)
+        running.cleanup()
 
 
 @pytest.fixture(scope="session")

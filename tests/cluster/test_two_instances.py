@@ -61,7 +61,7 @@ class Alternating:
     ) -> tuple[int, dict[str, str], Any]:
         instance = self.instances[self.turn % 2]
         self.turn += 1
-        status, headers, data = instance.request(method, path, body, **kw)
+        status, headers, data = instance.call(method, path, body, **kw)
         self.answers.append((f"{method} {path} via {instance.port}", seat, data))
         return status, headers, data
 
@@ -142,12 +142,10 @@ def test_both_instances_serve_the_same_event_log_and_version(
 ) -> None:
     final = play_one_game(Alternating(a_and_b))
     url = f"/v1/matches/{final['id']}/events?limit=500"
-    logs = [instance.request("GET", url)[2]["events"] for instance in a_and_b]
+    logs = [instance.call("GET", url)[2]["events"] for instance in a_and_b]
     assert logs[0] == logs[1]
     assert [e["version"] for e in logs[0]] == list(range(1, final["version"] + 1))
-    etags = {
-        instance.request("GET", f"/v1/matches/{final['id']}")[1]["etag"] for instance in a_and_b
-    }
+    etags = {instance.call("GET", f"/v1/matches/{final['id']}")[1]["etag"] for instance in a_and_b}
     assert etags == {f'"{final["version"]}"'}
 
 
@@ -173,19 +171,19 @@ def test_conflicting_moves_through_both_instances_apply_exactly_once(
         instance = a_and_b[n % 2]
         headers = {"If-Match": f'"{version}"'} if with_if_match else {}
         start.wait()
-        return instance.request(method, url + action, body, token=ann, headers=headers)[0]
+        return instance.call(method, url + action, body, token=ann, headers=headers)[0]
 
     with ThreadPoolExecutor(max_workers=32) as pool:
         codes = Counter(pool.map(attempt, range(32)))
 
     assert codes[200] == 1, codes
     assert set(codes) <= {200, 409, 412, 422}, codes
-    view = a_and_b[0].request("GET", url)[2]
-    events = a_and_b[1].request("GET", url + f"/events?after={version}")[2]["events"]
+    view = a_and_b[0].call("GET", url)[2]
+    events = a_and_b[1].call("GET", url + f"/events?after={version}")[2]["events"]
     assert view["version"] == version + 1, events
     assert [(e["type"], e["seat"]) for e in events] in ([("drew", 0)], [("played", 0)])
     assert view["current_seat"] == 1
-    held = [a_and_b[1].request("GET", url, token=s["token"])[2]["rack"] for s in created["seats"]]
+    held = [a_and_b[1].call("GET", url, token=s["token"])[2]["rack"] for s in created["seats"]]
     on_table = [tile for tiles in view["table"] for tile in tiles]
     everything = Counter([*held[0], *held[1], *on_table])
     assert sum(everything.values()) + view["pool_count"] == sum(map(len, racks)) + len(POOL)
@@ -200,7 +198,7 @@ def test_no_answer_shows_another_seats_rack_or_the_pool(
     url = f"/v1/matches/{final['id']}"
     for instance in a_and_b:
         for path in (url, url + "/events?limit=500"):
-            client.answers.append((f"GET {path}", None, instance.request("GET", path)[2]))
+            client.answers.append((f"GET {path}", None, instance.call("GET", path)[2]))
 
     read_by_bo = [json.dumps(body) for _, reader, body in client.answers if reader == 1]
     assert any("O3" in text for text in read_by_bo), "the scan sees what a seat may see"

@@ -31,13 +31,18 @@ from dataclasses import dataclass, field
 from service.rules.options import Rules
 from service.rules.sets import SetKind, classify
 from service.rules.solver.arrange import build_sets
-from service.rules.solver.position import Position, read_position
+from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import OutOfTime, Plan, best_plan, most_possible
-from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Tile
+from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
 __all__ = ["Solution", "SolveStatus", "can_play", "solve"]
 
 Table = tuple[tuple[Tile, ...], ...]
+# the tile counted in each cell of a tile count (see tile_counts)
+_TILE_AT = tuple(
+    Tile(COLOURS[cell % len(COLOURS)], cell // len(COLOURS)) if cell < CELLS else JOKER
+    for cell in range(CELLS + 1)
+)
 # on smaller tables one search with every joker is quicker than a series of searches
 SERIES_FROM_TABLE_TILES = 30
 
@@ -86,8 +91,7 @@ def solve(
     rules = rules or Rules()
     before: Table = tuple(tuple(tiles) for tiles in table)
     hand = rack if isinstance(rack, Counter) else Counter(rack)
-    hand = +hand
-    if not hand:
+    if not any(count > 0 for count in hand.values()):
         return Solution(SolveStatus.NO_PLAY, before)
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     position = read_position(before, hand, melded=melded, rules=rules)
@@ -97,9 +101,22 @@ def solve(
         return Solution(SolveStatus.GAVE_UP, before)
     if sets is None:
         return Solution(SolveStatus.NO_PLAY, before)
-    after = sets if melded else before + sets
-    placed = _tiles_of(after) - _tiles_of(before)
-    points = sum(tile.penalty * n for tile, n in placed.items())
+    if melded:
+        after = sets
+        added = tile_counts(after)
+        for cell, count in enumerate(tile_counts(before)):
+            added[cell] -= count
+    else:
+        after = before + sets
+        added = tile_counts(sets)
+    placed: Counter[Tile] = Counter()
+    points = 0
+    for cell, count in enumerate(added):
+        if count:
+            assert count > 0, "the new table lost a tile"
+            tile = _TILE_AT[cell]
+            placed[tile] = count
+            points += tile.penalty * count
     return Solution(SolveStatus.PLAY_FOUND, after, placed, placed.total(), points)
 
 
@@ -187,10 +204,3 @@ def _extends_a_set(table: Sequence[Sequence[Tile]], hand: Counter[Tile]) -> bool
             if any(hand[Tile(c, info.number)] for c in COLOURS if c not in held):
                 return True
     return False
-
-
-def _tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
-    counter: Counter[Tile] = Counter()
-    for tiles in table:
-        counter.update(tiles)
-    return counter

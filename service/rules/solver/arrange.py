@@ -10,10 +10,11 @@ three.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.rules.solver.groups import MAX_GROUP, arrange_groups
-from service.rules.solver.position import LockedRun, Position
+from service.rules.solver.groups import MAX_GROUP, ForcedGroup, arrange_groups
+from service.rules.solver.position import LockedGroup, LockedRun, Position
 from service.rules.solver.runs import COMPLETE, Fate
 from service.rules.solver.search import Layer, Plan, Step
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
@@ -22,6 +23,10 @@ __all__ = ["build_sets"]
 
 Run = list[Tile]
 OpenRun = tuple[int, Run]
+# every numbered tile, by colour index and number
+_TILES = tuple(
+    tuple(Tile(colour, number) for number in range(MAX_NUMBER + 1)) for colour in COLOURS
+)
 
 
 @dataclass
@@ -41,12 +46,26 @@ def build_sets(position: Position, plan: Plan, *, essential: bool) -> list[tuple
     groups: list[list[Tile]] = []
     open_runs: list[list[OpenRun]] = [[] for _ in COLOURS]
     laying: list[list[_Lock]] = [[] for _ in COLOURS]
+    starting: dict[tuple[int, int], list[LockedRun]] = {}
+    for locked in position.locked_runs:
+        starting.setdefault((locked.colour, locked.start), []).append(locked)
+    forced = position.forced
     for layer in plan.layers:
-        groups.extend(_groups_at(position, layer, essential=essential))
+        number = layer.number
+        if layer.group_jokers or any(layer.group_reals) or forced[number]:
+            groups.extend(_groups_at(position, layer, essential=essential))
         for colour, step in enumerate(layer.steps):
-            open_runs[colour] = _runs_at(
-                position, layer.number, colour, step, open_runs[colour], laying[colour], runs
-            )
+            before = open_runs[colour]
+            if before or step.used or laying[colour] or (colour, number) in starting:
+                open_runs[colour] = _runs_at(
+                    number,
+                    colour,
+                    step,
+                    before,
+                    starting.get((colour, number), ()),
+                    laying[colour],
+                    runs,
+                )
     for colour_runs in open_runs:
         runs.extend(tiles for _, tiles in colour_runs)
     runs.sort(key=_run_order)
@@ -80,29 +99,29 @@ def _run_order(run: Run) -> tuple[int, int, int]:
 
 
 def _runs_at(
-    position: Position,
     number: int,
     colour: int,
     step: Step,
     before: list[OpenRun],
+    starts_here: Sequence[LockedRun],
     laying: list[_Lock],
     finished: list[Run],
 ) -> list[OpenRun]:
-    real = Tile(COLOURS[colour], number)
+    real = _TILES[colour][number]
     move = step.move
-    ordered = sorted(before, key=lambda run: run[0])
+    ordered = sorted(before, key=_code) if len(before) > 1 else before
     after: list[OpenRun] = []
-    starting = [
-        _Lock(run) for run in position.locked_runs if run.colour == colour and run.start == number
-    ]
+    starting = [_Lock(run) for run in starts_here]
     absorbed = 0
     for (_, tiles), fate, code in zip(ordered, move.fates, move.codes, strict=True):
         if fate == Fate.REAL:
-            after.append((code, [*tiles, real]))
+            tiles.append(real)
+            after.append((code, tiles))
         elif fate == Fate.JOKER:
-            after.append((code, [*tiles, JOKER]))
+            tiles.append(JOKER)
+            after.append((code, tiles))
         elif fate == Fate.LOCKED:
-            starting[absorbed].tiles = list(tiles)
+            starting[absorbed].tiles = tiles
             absorbed += 1
         else:
             finished.append(tiles)
@@ -111,24 +130,33 @@ def _runs_at(
     for lock, jokers_before in zip(starting[absorbed:], move.locked_prefixes, strict=True):
         lock.tiles = [JOKER] * jokers_before
     laying.extend(starting)
-    slot_reals = step.slot_reals
-    for lock in list(laying):
-        tile = lock.locked.tiles[number - lock.locked.start]
-        if tile.is_joker and slot_reals:
-            tile = real
-            slot_reals -= 1
-        lock.tiles.append(tile)
-        if lock.locked.end == number:
-            laying.remove(lock)
-            after.append((COMPLETE, lock.tiles))
+    if laying:
+        slot_reals = step.slot_reals
+        for lock in list(laying):
+            tile = lock.locked.tiles[number - lock.locked.start]
+            if tile.is_joker and slot_reals:
+                tile = real
+                slot_reals -= 1
+            lock.tiles.append(tile)
+            if lock.locked.end == number:
+                laying.remove(lock)
+                after.append((COMPLETE, lock.tiles))
     return after
+
+
+def _forced_of(group: LockedGroup) -> ForcedGroup:
+    return group.forced
+
+
+def _code(run: OpenRun) -> int:
+    return run[0]
 
 
 def _groups_at(position: Position, layer: Layer, *, essential: bool) -> list[list[Tile]]:
     number = layer.number
     held = sorted(
         (group for group in position.locked_groups if group.number == number),
-        key=lambda group: group.forced,
+        key=_forced_of,
     )
     plan = arrange_groups(
         layer.group_reals, layer.group_jokers, position.forced[number], essential=essential
@@ -138,10 +166,10 @@ def _groups_at(position: Position, layer: Layer, *, essential: bool) -> list[lis
     sets: list[list[Tile]] = []
     for group, (mask, jokers) in zip(held, completions, strict=True):
         reals = [tile for tile in group.tiles if not tile.is_joker]
-        reals += [Tile(COLOURS[c], number) for c in range(len(COLOURS)) if mask >> c & 1]
+        reals += [_TILES[c][number] for c in range(len(COLOURS)) if mask >> c & 1]
         reals.sort(key=lambda tile: COLOURS.index(tile.colour) if tile.colour else 0)
         sets.append([*reals, *[JOKER] * jokers])
     for mask, jokers in free:
-        reals = [Tile(COLOURS[c], number) for c in range(len(COLOURS)) if mask >> c & 1]
+        reals = [_TILES[c][number] for c in range(len(COLOURS)) if mask >> c & 1]
         sets.append([*reals, *[JOKER] * jokers])
     return sets

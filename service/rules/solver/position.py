@@ -19,19 +19,35 @@ new sets must be worth ``meld_threshold``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from service.rules.options import Rules
 from service.rules.sets import SetKind, classify
 from service.rules.solver.groups import MAX_GROUP, ForcedGroup
-from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
+from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Tile
 
-__all__ = ["COLOUR_INDEX", "LockedGroup", "LockedRun", "Position", "read_position"]
+__all__ = [
+    "CELLS",
+    "COLOUR_INDEX",
+    "JOKER_CELL",
+    "LockedGroup",
+    "LockedRun",
+    "Position",
+    "read_position",
+    "tile_counts",
+]
 
 COLOUR_INDEX = {colour: index for index, colour in enumerate(COLOURS)}
+# the same by identity, which is quicker to look up than an enum's hash
+_COLOUR_AT = {id(colour): index for index, colour in enumerate(COLOURS)}
+COLOUR_COUNT = len(COLOURS)
 MIN_SET = 3
+CELLS = (MAX_NUMBER + 1) * COLOUR_COUNT  # numbers 0-13 by colour; number 0 unused
+JOKER_CELL = CELLS
 Grid = tuple[tuple[int, ...], ...]  # [number][colour], number 0 unused
+EMPTY_GRID: Grid = tuple((0,) * COLOUR_COUNT for _ in range(MAX_NUMBER + 1))
+NO_FORCED: tuple[tuple[ForcedGroup, ...], ...] = ((),) * (MAX_NUMBER + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,89 +106,143 @@ def read_position(
     table: Sequence[Sequence[Tile]], rack: Counter[Tile], *, melded: bool, rules: Rules
 ) -> Position:
     """Count the tiles of a position; before the initial meld only the rack counts."""
-    rack_jokers = sum(n for tile, n in rack.items() if tile.is_joker)
+    rack_counts = [0] * CELLS
+    rack_jokers = 0
+    for tile, count in rack.items():
+        if count <= 0:
+            continue
+        colour = tile.colour
+        if colour is None:
+            rack_jokers += count
+        elif tile.number is not None:
+            rack_counts[tile.number * COLOUR_COUNT + _COLOUR_AT[id(colour)]] += count
     if not melded:
         return _with_layers(
             Position(
-                _grid(Counter()),
-                _placeable(_grid(rack), _grid(Counter()), rack_jokers),
+                EMPTY_GRID,
+                _placeable(rack_counts, [0] * CELLS, rack_jokers),
                 0,
                 rack_jokers,
                 meld_threshold=max(rules.initial_meld_points, 0),
                 jokers_count_in_meld=not rules.joker_worth_zero_in_meld,
             )
         )
-    on_table: Counter[Tile] = Counter()
-    for tiles in table:
-        on_table.update(tiles)
-    rack_numbered = _placeable(_grid(rack), _grid(on_table), on_table[JOKER] + rack_jokers)
-    free: Counter[Tile] = Counter()
-    table_jokers = 0
+    on_table = tile_counts(table)
+    table_jokers = on_table[JOKER_CELL]
+    rack_numbered = _placeable(rack_counts, on_table, table_jokers + rack_jokers)
     runs: list[LockedRun] = []
     groups: list[LockedGroup] = []
-    for tiles in table:
-        jokers = sum(1 for tile in tiles if tile.is_joker)
-        table_jokers += jokers
-        info = classify(tiles) if rules.joker_locked_sets and jokers else None
-        locked = info is not None and info.valid
-        if info is not None and locked and info.kind is SetKind.RUN:
-            assert info.colour is not None and info.start is not None
-            runs.append(LockedRun(COLOUR_INDEX[info.colour], info.start, info.tiles))
-        elif info is not None and locked and info.kind is SetKind.GROUP:
-            assert info.number is not None
-            groups.append(LockedGroup(info.number, info.tiles))
-        else:
-            free.update(tile for tile in tiles if not tile.is_joker)
+    free = on_table
+    if rules.joker_locked_sets and table_jokers:
+        free = list(on_table)
+        for tiles in table:
+            if not any(tile.is_joker for tile in tiles):
+                continue
+            info = classify(tiles)
+            if not info.valid:
+                continue
+            if info.kind is SetKind.RUN:
+                assert info.colour is not None and info.start is not None
+                runs.append(LockedRun(COLOUR_INDEX[info.colour], info.start, info.tiles))
+            elif info.kind is SetKind.GROUP:
+                assert info.number is not None
+                groups.append(LockedGroup(info.number, info.tiles))
+            else:  # pragma: no cover - a valid set is a run or a group
+                continue
+            for tile in tiles:
+                if tile.colour is not None and tile.number is not None:
+                    free[tile.number * COLOUR_COUNT + _COLOUR_AT[id(tile.colour)]] -= 1
     return _with_layers(
-        Position(_grid(free), rack_numbered, table_jokers, rack_jokers, tuple(runs), tuple(groups))
+        Position(
+            _as_grid(free),
+            rack_numbered,
+            table_jokers,
+            rack_jokers,
+            tuple(runs),
+            tuple(groups),
+        )
     )
 
 
-def _placeable(rack: Grid, table: Grid, jokers: int) -> Grid:
+def tile_counts(sets: Iterable[Iterable[Tile]]) -> list[int]:
+    """Count the tiles of ``sets`` by cell: ``number * 4 + colour``, jokers at ``JOKER_CELL``."""
+    counts = [0] * (CELLS + 1)
+    colour_at = _COLOUR_AT
+    for tiles in sets:
+        for tile in tiles:
+            colour = tile.colour
+            if colour is None:
+                counts[JOKER_CELL] += 1
+            elif tile.number is not None:
+                counts[tile.number * COLOUR_COUNT + colour_at[id(colour)]] += 1
+    return counts
+
+
+def _placeable(rack: list[int], table: list[int], jokers: int) -> Grid:
     """Drop the rack tiles that no valid set of the position's tiles could hold.
 
     A rack tile can only be placed in a group with two other colours of its number,
     or in three consecutive numbers of its colour, jokers filling in. Dropping one
     tile may strand another, so this repeats until nothing changes.
     """
-    rows = [list(row) for row in rack]
-    changed = True
-    while changed:
-        changed = False
-        present = [
-            [r + t for r, t in zip(rack_row, table_row, strict=True)]
-            for rack_row, table_row in zip(rows, table, strict=True)
-        ]
-        for number in range(MIN_NUMBER, MAX_NUMBER + 1):
-            for colour in range(len(COLOURS)):
-                if rows[number][colour] and not _fits(present, number, colour, jokers):
-                    rows[number][colour] = 0
+    rows = list(rack[:CELLS])
+    if jokers < MIN_SET - 1:
+        # which numbers of each colour are present, and which colours of each number
+        by_colour = [0] * COLOUR_COUNT
+        by_number = [0] * (MAX_NUMBER + 2)
+        for cell in range(COLOUR_COUNT, CELLS):
+            if rows[cell] or table[cell]:
+                number, colour = divmod(cell, COLOUR_COUNT)
+                by_colour[colour] |= 1 << number
+                by_number[number] |= 1 << colour
+        changed = True
+        while changed:
+            changed = False
+            for cell in range(COLOUR_COUNT, CELLS):
+                if rows[cell] and not _fits(by_colour, by_number, cell, jokers):
+                    rows[cell] = 0
+                    if not table[cell]:
+                        number, colour = divmod(cell, COLOUR_COUNT)
+                        by_colour[colour] &= ~(1 << number)
+                        by_number[number] &= ~(1 << colour)
                     changed = True
-    return tuple(tuple(row) for row in rows)
+    return _as_grid(rows)
 
 
-def _fits(present: list[list[int]], number: int, colour: int, jokers: int) -> bool:
-    others = sum(1 for c, count in enumerate(present[number]) if c != colour and count)
+def _fits(by_colour: list[int], by_number: list[int], cell: int, jokers: int) -> bool:
+    number, colour = divmod(cell, COLOUR_COUNT)
+    others = (by_number[number] & ~(1 << colour)).bit_count()
     if others + jokers >= MIN_SET - 1:
         return True
+    present = by_colour[colour]
     for start in range(max(MIN_NUMBER, number - 2), min(number, MAX_NUMBER - 2) + 1):
-        missing = sum(
-            1 for n in range(start, start + MIN_SET) if n != number and not present[n][colour]
-        )
-        if missing <= jokers:
+        window = (0b111 << start) & ~(1 << number)
+        if MIN_SET - 1 - (present & window).bit_count() <= jokers:
             return True
     return False
 
 
-def _grid(tiles: Counter[Tile]) -> Grid:
-    rows = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
-    for tile, count in tiles.items():
-        if tile.colour is not None and tile.number is not None and count > 0:
-            rows[tile.number][COLOUR_INDEX[tile.colour]] += count
-    return tuple(tuple(row) for row in rows)
+def _as_grid(counts: list[int]) -> Grid:
+    return tuple(
+        tuple(counts[number * COLOUR_COUNT : (number + 1) * COLOUR_COUNT])
+        for number in range(MAX_NUMBER + 1)
+    )
 
 
 def _with_layers(position: Position) -> Position:
+    if not position.locked_runs and not position.locked_groups:
+        return Position(
+            position.mandatory,
+            position.optional,
+            position.table_jokers,
+            position.rack_jokers,
+            meld_threshold=position.meld_threshold,
+            jokers_count_in_meld=position.jokers_count_in_meld,
+            slots=EMPTY_GRID,
+            locked_starts=EMPTY_GRID,
+            locked_ends=EMPTY_GRID,
+            forced=NO_FORCED,
+        )
     slots = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
     starts = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
     ends = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]

@@ -53,18 +53,25 @@ JOKER_MASK = 0xFF
 MELD_SHIFT = JOKER_SHIFT + 8
 MELD_MASK = 0xFFFF
 ALL_STATES = (1 << JOKER_SHIFT) - 1
+MASK_0 = STATE_MASK
+MASK_1 = STATE_MASK << STATE_BITS
+MASK_2 = STATE_MASK << 2 * STATE_BITS
+MASK_3 = STATE_MASK << 3 * STATE_BITS
+REAL_BITS = 4  # a colour sends at most 3 real tiles (the XP box) to groups at one number
 CHECK_EVERY = 64
+ORDER_SCORE = 1 << 24  # sort keys for _undominated: score, then jokers, then strength
+ORDER_JOKER = 1 << 12
 SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 
-_interning = threading.Lock()  # run states are interned once for every thread
+_interning = threading.RLock()  # run states are interned once for every thread
 _state_ids: dict[RunState, int] = {(): 0}
 _states: list[RunState] = [()]
 _strengths: list[int] = [0]
-_weaker: dict[int, tuple[int, ...]] = {}
+_weaker: list[tuple[int, ...]] = [(0,)]  # by state id: the ids of the states it dominates
 # the options of one colour at one number, shared by every search of the process
 OPTIONS_CACHE_SIZE = 20_000
-_options_cache: dict[tuple[object, ...], tuple[tuple[Option, ...], ...]] = {}
+_options_cache: dict[tuple[object, ...], Entry] = {}
 
 
 class OutOfTime(Exception):
@@ -106,6 +113,9 @@ class Plan:
 
 # An option for one colour: (key bits, score gained, jokers used, meld value added, step)
 Option = tuple[int, int, int, int, Step]
+# A colour's options from one run state, by the real tiles it sends to groups, and the
+# mask of the counts that have any (4 bits a colour, shifted to the colour's place)
+Entry = tuple[tuple[tuple[Option, ...], ...], int]
 # How a state was reached: the state before, the group choice, each colour's option.
 Link = tuple[int, int, tuple[Option, ...]]
 
@@ -156,21 +166,23 @@ def _state_id(state: RunState) -> int:
     found = _state_ids.get(state)
     if found is None:
         with _interning:
-            found = _state_ids.get(state)
-            if found is None:
-                if len(_states) > STATE_MASK:
-                    raise OverflowError("too many distinct run states to pack")
-                _states.append(state)
-                _strengths.append(strength(state))
-                found = _state_ids[state] = len(_states) - 1
+            found = _intern(state)
     return found
 
 
-def _weaker_ids(state_id: int) -> tuple[int, ...]:
-    found = _weaker.get(state_id)
+def _intern(state: RunState) -> int:
+    """Intern ``state`` and every state it dominates; hold ``_interning``."""
+    found = _state_ids.get(state)
     if found is None:
-        weaker = weaker_states(_states[state_id])
-        found = _weaker[state_id] = tuple(sorted(_state_id(weak) for weak in weaker))
+        if len(_states) > STATE_MASK:
+            raise OverflowError("too many distinct run states to pack")
+        found = len(_states)
+        _states.append(state)
+        _strengths.append(strength(state))
+        _weaker.append(())
+        _state_ids[state] = found
+        weak_ids = [found if weak == state else _intern(weak) for weak in weaker_states(state)]
+        _weaker[found] = tuple(sorted(weak_ids))
     return found
 
 
@@ -203,48 +215,79 @@ def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) 
     if len(layer) <= SMALL_LAYER:
         return layer
     strengths = _strengths
+    weaker = _weaker
     group_shift = MELD_SHIFT if spare_jokers else JOKER_SHIFT
-
-    def order(item: tuple[int, int]) -> tuple[int, int, int]:
-        key = item[0]
-        return (
-            -item[1],
-            (key >> JOKER_SHIFT) & JOKER_MASK,
-            -strengths[key & STATE_MASK]
+    # best score first, then fewest jokers, then strongest: a state's betters come first
+    order = sorted(
+        (
+            ((key >> JOKER_SHIFT) & JOKER_MASK) * ORDER_JOKER
+            - score * ORDER_SCORE
+            - strengths[key & STATE_MASK]
             - strengths[(key >> STATE_BITS) & STATE_MASK]
             - strengths[(key >> 2 * STATE_BITS) & STATE_MASK]
             - strengths[(key >> 3 * STATE_BITS) & STATE_MASK],
+            index,
+            key,
         )
-
+        for index, (key, score) in enumerate(layer.items())
+    )
     kept: dict[int, int] = {}
-    fronts: dict[int, tuple[list[dict[int, int]], list[int]]] = {}
-    for key, score in sorted(layer.items(), key=order):
-        ids = _colour_ids(key)
+    size = len(_states)
+    fronts: dict[int, tuple[list[int], list[int], list[int], list[int], dict[int, int]]] = {}
+    counts: dict[int, int] = {}
+    for _, _, key in order:
+        id0 = key & STATE_MASK
+        id1 = (key >> STATE_BITS) & STATE_MASK
+        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
+        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
         jokers = (key >> JOKER_SHIFT) & JOKER_MASK if spare_jokers else 0
-        front = fronts.get(key >> group_shift)
+        group = key >> group_shift
+        front = fronts.get(group)
         if front is None:
-            front = fronts[key >> group_shift] = ([{}, {}, {}, {}, {}], [0])
+            front = fronts[group] = ([0] * size, [0] * size, [0] * size, [0] * size, {})
+            counts[group] = 0
         else:
-            masks = front[0]
             if (
-                masks[0].get(ids[0], 0)
-                & masks[1].get(ids[1], 0)
-                & masks[2].get(ids[2], 0)
-                & masks[3].get(ids[3], 0)
-                & masks[4].get(jokers, 0)
+                front[0][id0]
+                & front[1][id1]
+                & front[2][id2]
+                & front[3][id3]
+                & front[4].get(jokers, 0)
             ):
                 continue
-        bit = 1 << front[1][0]
-        front[1][0] += 1
+        bit = 1 << counts[group]
+        counts[group] += 1
         masks = front[0]
-        for colour in range(COLOURS):
-            masks_of_colour = masks[colour]
-            for weak in _weaker_ids(ids[colour]):
-                masks_of_colour[weak] = masks_of_colour.get(weak, 0) | bit
+        for weak in weaker[id0]:
+            masks[weak] |= bit
+        masks = front[1]
+        for weak in weaker[id1]:
+            masks[weak] |= bit
+        masks = front[2]
+        for weak in weaker[id2]:
+            masks[weak] |= bit
+        masks = front[3]
+        for weak in weaker[id3]:
+            masks[weak] |= bit
+        by_jokers = front[4]
         for more in range(jokers, max_jokers + 1 if spare_jokers else 1):
-            masks[4][more] = masks[4].get(more, 0) | bit
-        kept[key] = score
+            by_jokers[more] = by_jokers.get(more, 0) | bit
+        kept[key] = layer[key]
     return kept
+
+
+def _usable(
+    numbered: list[tuple[int, int, int, int, int, int]], mask: int
+) -> list[tuple[int, int, int, int, int, int]]:
+    """The choices whose real tiles per colour all have options, by the mask of those."""
+    return [
+        choice
+        for choice in numbered
+        if mask >> choice[1] & 1
+        and mask >> REAL_BITS + choice[2] & 1
+        and mask >> 2 * REAL_BITS + choice[3] & 1
+        and mask >> 3 * REAL_BITS + choice[4] & 1
+    ]
 
 
 class _Search:
@@ -290,48 +333,131 @@ class _Search:
         self.choices.append(choices)
         if self.jokers == 0 and self.quiet[number]:
             return self._skip(number, layer)
-        options = self._options_for(number)
+        fetch = self._options_for(number)
+        # a state must still be able to reach the floor, all its jokers placed
+        need = self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]
+        # the choices whose real tiles each colour can send to groups, by non-empty mask
+        usable: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
+        numbered = [
+            (index, reals[0], reals[1], reals[2], reals[3], jokers)
+            for index, (reals, jokers) in enumerate(choices)
+        ]
+        if self.jokers == 0 and self.meld is None:
+            new, links = self._advance_plain(layer, fetch, numbered, usable, need)
+        else:
+            new, links = self._advance_jokers(number, layer, fetch, numbered, usable, need)
+        kept = _undominated(new, spare_jokers=self.essential, max_jokers=self.jokers)
+        return kept, links
+
+    def _advance_plain(
+        self,
+        layer: dict[int, int],
+        fetch: Callable[[int, int], Entry],
+        numbered: list[tuple[int, int, int, int, int, int]],
+        usable: dict[int, list[tuple[int, int, int, int, int, int]]],
+        need: int,
+    ) -> tuple[dict[int, int], dict[int, Link]]:
+        """The loop of :meth:`advance` with no joker to lay and no meld to count."""
+        new: dict[int, int] = {}
+        links: dict[int, Link] = {}
+        cache0: dict[int, Entry] = {}
+        cache1: dict[int, Entry] = {}
+        cache2: dict[int, Entry] = {}
+        cache3: dict[int, Entry] = {}
+        get = new.get
+        for count, (key, score) in enumerate(layer.items()):
+            if count % CHECK_EVERY == CHECK_EVERY - 1:
+                self._check_time()
+            bits = key & MASK_0
+            e0 = cache0.get(bits)
+            if e0 is None:
+                e0 = cache0[bits] = fetch(0, bits)
+            bits = key & MASK_1
+            e1 = cache1.get(bits)
+            if e1 is None:
+                e1 = cache1[bits] = fetch(1, bits >> STATE_BITS)
+            bits = key & MASK_2
+            e2 = cache2.get(bits)
+            if e2 is None:
+                e2 = cache2[bits] = fetch(2, bits >> 2 * STATE_BITS)
+            bits = key & MASK_3
+            e3 = cache3.get(bits)
+            if e3 is None:
+                e3 = cache3[bits] = fetch(3, bits >> 3 * STATE_BITS)
+            mask = e0[1] | e1[1] | e2[1] | e3[1]
+            valid = usable.get(mask)
+            if valid is None:
+                valid = usable[mask] = _usable(numbered, mask)
+            by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            for index, r0, r1, r2, r3, _ in valid:
+                third, fourth = by2[r2], by3[r3]
+                for a in by0[r0]:
+                    sa = score + a[1]
+                    for b in by1[r1]:
+                        ab = a[0] | b[0]
+                        sab = sa + b[1]
+                        for c in third:
+                            abc = ab | c[0]
+                            sabc = sab + c[1]
+                            for d in fourth:
+                                new_score = sabc + d[1]
+                                if new_score < need:
+                                    continue
+                                new_key = abc | d[0]
+                                if new_score > get(new_key, -1):
+                                    new[new_key] = new_score
+                                    links[new_key] = (key, index, (a, b, c, d))
+        return new, links
+
+    def _advance_jokers(
+        self,
+        number: int,
+        layer: dict[int, int],
+        fetch: Callable[[int, int], Entry],
+        numbered: list[tuple[int, int, int, int, int, int]],
+        usable: dict[int, list[tuple[int, int, int, int, int, int]]],
+        need: int,
+    ) -> tuple[dict[int, int], dict[int, Link]]:
+        """The loop of :meth:`advance` in general: jokers to lay, or a meld to count."""
+        position = self.position
         jokers = self.jokers
         meld = self.meld
         joker_meld = number if position.jokers_count_in_meld else 0
         joker_weight = self.joker_weight
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
-        # a state must still be able to reach the floor, all its jokers placed
-        need = self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]
+        caches: tuple[dict[int, Entry], ...] = ({}, {}, {}, {})
+        get = new.get
         for count, (key, score) in enumerate(layer.items()):
             if count % CHECK_EVERY == CHECK_EVERY - 1:
                 self._check_time()
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
-            by_groups = (
-                options(0, key & STATE_MASK),
-                options(1, (key >> STATE_BITS) & STATE_MASK),
-                options(2, (key >> 2 * STATE_BITS) & STATE_MASK),
-                options(3, (key >> 3 * STATE_BITS) & STATE_MASK),
-            )
-            for index, (reals, group_jokers) in enumerate(choices):
+            entries = []
+            mask = 0
+            for colour in range(COLOURS):
+                state_id = (key >> STATE_BITS * colour) & STATE_MASK
+                entry = caches[colour].get(state_id)
+                if entry is None:
+                    entry = caches[colour][state_id] = fetch(colour, state_id)
+                entries.append(entry[0])
+                mask |= entry[1]
+            valid = usable.get(mask)
+            if valid is None:
+                valid = usable[mask] = _usable(numbered, mask)
+            by0, by1, by2, by3 = entries
+            for index, r0, r1, r2, r3, group_jokers in valid:
                 left = jokers - placed_jokers - group_jokers
                 if left < 0:
                     continue
-                first = by_groups[0][reals[0]]
-                if not first:
-                    continue
-                second = by_groups[1][reals[1]]
-                if not second:
-                    continue
-                third = by_groups[2][reals[2]]
-                if not third:
-                    continue
-                fourth = by_groups[3][reals[3]]
-                if not fourth:
-                    continue
+                second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = score + group_jokers * joker_weight
                 base_jokers = placed_jokers + group_jokers
                 base_meld = 0
                 if meld is not None:
-                    base_meld = meld_value + sum(reals) * number + group_jokers * joker_meld
-                for a in first:
+                    base_meld = meld_value + (r0 + r1 + r2 + r3) * number
+                    base_meld += group_jokers * joker_meld
+                for a in by0[r0]:
                     ja = a[2]
                     if ja > left:
                         break
@@ -357,11 +483,10 @@ class _Search:
                                 if meld is not None:
                                     total = base_meld + a[3] + b[3] + c[3] + d[3]
                                     new_key |= min(total, meld) << MELD_SHIFT
-                                if new_score > new.get(new_key, -1):
+                                if new_score > get(new_key, -1):
                                     new[new_key] = new_score
                                     links[new_key] = (key, index, (a, b, c, d))
-        kept = _undominated(new, spare_jokers=self.essential, max_jokers=jokers)
-        return kept, links
+        return new, links
 
     def _skip(self, number: int, layer: dict[int, int]) -> tuple[dict[int, int], dict[int, Link]]:
         """Pass a number with no tiles and no jokers to lay: every open run ends here."""
@@ -378,7 +503,7 @@ class _Search:
                 links[new_key] = (key, 0, tuple(_ending(state) for state in states))
         return new, links
 
-    def _options_for(self, number: int) -> Callable[[int, int], tuple[tuple[Option, ...], ...]]:
+    def _options_for(self, number: int) -> Callable[[int, int], Entry]:
         """For a colour and its run state: the options, by the real tiles sent to groups."""
         position = self.position
         mandatory, optional = position.mandatory[number], position.optional[number]
@@ -404,7 +529,6 @@ class _Search:
             )
             for colour in range(COLOURS)
         ]
-        local: dict[tuple[int, int], tuple[tuple[Option, ...], ...]] = {}
 
         def options_for_groups(
             colour: int, state: RunState, group_reals: int
@@ -446,10 +570,7 @@ class _Search:
                                     best[slot] = (bits, score, joker_count, value, step)
             return tuple(sorted(best.values(), key=lambda option: option[2]))
 
-        def options(colour: int, state_id: int) -> tuple[tuple[Option, ...], ...]:
-            found = local.get((colour, state_id))
-            if found is not None:
-                return found
+        def options(colour: int, state_id: int) -> Entry:
             key = (prefixes[colour], state_id)
             found = _options_cache.get(key)
             if found is None:
@@ -457,10 +578,11 @@ class _Search:
                     _options_cache.clear()
                 state = _states[state_id]
                 available = mandatory[colour] + optional[colour]
-                found = _options_cache[key] = tuple(
+                lists = tuple(
                     options_for_groups(colour, state, reals) for reals in range(available + 1)
                 )
-            local[(colour, state_id)] = found
+                mask = sum(1 << reals for reals, found in enumerate(lists) if found)
+                found = _options_cache[key] = (lists, mask << REAL_BITS * colour)
             return found
 
         return options
