@@ -372,9 +372,9 @@ class Referee:
             events=[(event.version, game.event_to_dict(event)) for event in transition.events],
             idempotency=record,
             ttl=self.finished_ttl if finished else 0,
+            deadline=_next_due(match),
         )
         self._decoded.put(match.id, (match, hashes))
-        self.store.schedule(match.id, _next_due(match))
         if self.on_events is not None:
             self.on_events(transition.events)
 

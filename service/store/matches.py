@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis import Redis
 from redis.exceptions import RedisClusterException, RedisError
 
 __all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
@@ -37,6 +38,14 @@ if ARGV[1] == '' then
 elseif current ~= ARGV[1] then
   return {0, current or ''}
 end
+-- the deadline index first: if it fails (an ACL, say) nothing has been written yet
+if KEYS[4] then
+  if ARGV[#ARGV - 1] == '' then
+    redis.call('ZREM', KEYS[4], ARGV[#ARGV])
+  else
+    redis.call('ZADD', KEYS[4], ARGV[#ARGV - 1], ARGV[#ARGV])
+  end
+end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
 local events = tonumber(ARGV[6])
 for i = 0, events - 1 do
@@ -45,7 +54,7 @@ end
 if ARGV[4] ~= '' then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 end
-local ttl = tonumber(ARGV[#ARGV])
+local ttl = tonumber(ARGV[#ARGV - 2])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
@@ -99,6 +108,7 @@ class MatchStore:
     ) -> None:
         self.redis = redis
         self.blocking = blocking if blocking is not None else redis
+        self.cluster = not isinstance(redis, Redis)
         self.idempotency_ttl = idempotency_ttl
         self._commit = redis.register_script(_COMMIT)
         self._load = redis.register_script(_LOAD)
@@ -155,12 +165,16 @@ class MatchStore:
         events: Sequence[tuple[int, dict[str, Any]]],
         idempotency: tuple[str, dict[str, Any]] | None = None,
         ttl: int = 0,
+        deadline: float | None = None,
     ) -> Committed:
         """Write ``state`` at ``version`` if the stored version is ``expected_version``.
 
         ``expected_version`` ``None`` means the match must not exist yet. ``events``
         are ``(seq, event)`` pairs appended to the stream; ``idempotency`` is
-        ``(redis key, record)``; ``ttl`` > 0 makes the match expire (finished).
+        ``(redis key, record)``; ``ttl`` > 0 makes the match expire (finished);
+        ``deadline`` is the match's next deadline for the sweeper (``None``: none),
+        indexed by the same script on a single Redis, or just after it on a Cluster
+        (where the index lives in another slot; see :meth:`schedule`).
         Raises :class:`VersionConflict` when another change got there first.
         """
         idem_key, idem_value = ("", "")
@@ -177,15 +191,19 @@ class MatchStore:
         ]
         for seq, event in events:
             argv += [str(seq), json.dumps(event, separators=(",", ":"))]
-        argv.append(str(ttl))
+        argv += [str(ttl), "" if deadline is None else repr(deadline), match_id]
         keys = [
             self.state_key(match_id),
             self.events_key(match_id),
             idem_key or self.state_key(match_id),
         ]
+        if not self.cluster:
+            keys.append(DEADLINES)
         ok, current = self._commit(keys=keys, args=argv)
         if int(ok) != 1:
             raise VersionConflict(int(current) if current not in (None, "") else None)
+        if self.cluster:
+            self.schedule(match_id, deadline)
         return Committed(version)
 
     def events(self, match_id: str, *, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
-from service.rules.solver.groups import GroupChoice, group_choices
+from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.position import Position
 from service.rules.solver.runs import (
     Fate,
@@ -58,9 +58,14 @@ MASK_1 = STATE_MASK << STATE_BITS
 MASK_2 = STATE_MASK << 2 * STATE_BITS
 MASK_3 = STATE_MASK << 3 * STATE_BITS
 REAL_BITS = 4  # a colour sends at most 3 real tiles (the XP box) to groups at one number
+LEFT_SHIFT = REAL_BITS * COLOURS
 CHECK_EVERY = 64
-ORDER_SCORE = 1 << 24  # sort keys for _undominated: score, then jokers, then strength
-ORDER_JOKER = 1 << 12
+# a state's value holds its score, then the strength of its runs (below 1 << SCALE)
+SCALE = 12
+STRENGTH_MASK = (1 << SCALE) - 1
+NO_STRENGTH = ~STRENGTH_MASK
+SCORE_ORDER = 1 << 24  # sort keys for _undominated: score, then jokers, then strength
+JOKER_ORDER = 1 << SCALE
 SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 
@@ -69,9 +74,14 @@ _state_ids: dict[RunState, int] = {(): 0}
 _states: list[RunState] = [()]
 _strengths: list[int] = [0]
 _weaker: list[tuple[int, ...]] = [(0,)]  # by state id: the ids of the states it dominates
-# the options of one colour at one number, shared by every search of the process
-OPTIONS_CACHE_SIZE = 20_000
-_options_cache: dict[tuple[object, ...], Entry] = {}
+# the options of each colour at each number, shared by every search of the process
+OPTIONS_CACHE_SIZE = 20_000  # run states whose options are kept, at most
+_colour_cache: dict[tuple[int, ...], _ColourOptions] = {}
+_options_count = 0
+CHOICES_CACHE_SIZE = 4_000
+_choices_cache: dict[tuple[object, ...], _Choices] = {}
+MELD_FLAG = 1
+ESSENTIAL_FLAG = 2
 
 
 class OutOfTime(Exception):
@@ -111,11 +121,14 @@ class Plan:
     score: int
 
 
-# An option for one colour: (key bits, score gained, jokers used, meld value added, step)
+# An option for one colour: (key bits, value gained, jokers used, meld value added, step);
+# the value is the score gained, scaled, plus the strength of the colour's new run state
 Option = tuple[int, int, int, int, Step]
 # A colour's options from one run state, by the real tiles it sends to groups, and the
 # mask of the counts that have any (4 bits a colour, shifted to the colour's place)
 Entry = tuple[tuple[tuple[Option, ...], ...], int]
+# A group choice, numbered: (index, real tiles of each colour, jokers)
+Choice = tuple[int, int, int, int, int, int]
 # How a state was reached: the state before, the group choice, each colour's option.
 Link = tuple[int, int, tuple[Option, ...]]
 
@@ -134,9 +147,10 @@ def best_plan(
     others are spare). Raises :class:`OutOfTime` when ``deadline`` (a
     ``time.perf_counter`` value) passes first.
     """
-    search = _Search(position, essential, deadline, floor)
+    jokers = position.jokers
     if essential and joker_limit is not None:
-        search.jokers = min(search.jokers, joker_limit)
+        jokers = min(jokers, joker_limit)
+    search = _Search(position, essential, deadline, floor, jokers)
     layer: dict[int, int] = {0: 0}
     parents: list[dict[int, Link]] = []
     for number in range(1, MAX_NUMBER + 1):
@@ -214,28 +228,19 @@ def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) 
     """
     if len(layer) <= SMALL_LAYER:
         return layer
-    strengths = _strengths
     weaker = _weaker
     group_shift = MELD_SHIFT if spare_jokers else JOKER_SHIFT
     # best score first, then fewest jokers, then strongest: a state's betters come first
-    order = sorted(
-        (
-            ((key >> JOKER_SHIFT) & JOKER_MASK) * ORDER_JOKER
-            - score * ORDER_SCORE
-            - strengths[key & STATE_MASK]
-            - strengths[(key >> STATE_BITS) & STATE_MASK]
-            - strengths[(key >> 2 * STATE_BITS) & STATE_MASK]
-            - strengths[(key >> 3 * STATE_BITS) & STATE_MASK],
-            index,
-            key,
-        )
-        for index, (key, score) in enumerate(layer.items())
-    )
+    # (a value holds the score, then the strength; the sort keeps ties in order)
+    if max_jokers:
+        order = sorted(layer.items(), key=_joker_order)
+    else:
+        order = sorted(layer.items(), key=_value_of, reverse=True)
     kept: dict[int, int] = {}
     size = len(_states)
     fronts: dict[int, tuple[list[int], list[int], list[int], list[int], dict[int, int]]] = {}
     counts: dict[int, int] = {}
-    for _, _, key in order:
+    for key, value in order:
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -246,15 +251,10 @@ def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) 
         if front is None:
             front = fronts[group] = ([0] * size, [0] * size, [0] * size, [0] * size, {})
             counts[group] = 0
-        else:
-            if (
-                front[0][id0]
-                & front[1][id1]
-                & front[2][id2]
-                & front[3][id3]
-                & front[4].get(jokers, 0)
-            ):
-                continue
+        elif (
+            front[0][id0] & front[1][id1] & front[2][id2] & front[3][id3] & front[4].get(jokers, 0)
+        ):
+            continue
         bit = 1 << counts[group]
         counts[group] += 1
         masks = front[0]
@@ -272,36 +272,199 @@ def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) 
         by_jokers = front[4]
         for more in range(jokers, max_jokers + 1 if spare_jokers else 1):
             by_jokers[more] = by_jokers.get(more, 0) | bit
-        kept[key] = layer[key]
+        kept[key] = value
     return kept
 
 
-def _usable(
-    numbered: list[tuple[int, int, int, int, int, int]], mask: int
-) -> list[tuple[int, int, int, int, int, int]]:
-    """The choices whose real tiles per colour all have options, by the mask of those."""
-    return [
-        choice
-        for choice in numbered
-        if mask >> choice[1] & 1
-        and mask >> REAL_BITS + choice[2] & 1
-        and mask >> 2 * REAL_BITS + choice[3] & 1
-        and mask >> 3 * REAL_BITS + choice[4] & 1
-    ]
+def _value_of(item: tuple[int, int]) -> int:
+    return item[1]
+
+
+def _joker_order(item: tuple[int, int]) -> int:
+    key, value = item
+    return (
+        ((key >> JOKER_SHIFT) & JOKER_MASK) * JOKER_ORDER
+        - (value >> SCALE) * SCORE_ORDER
+        - (value & STRENGTH_MASK)
+    )
+
+
+def _strongest(found: Iterable[Option], colour: int, *, spare_jokers: bool) -> tuple[Option, ...]:
+    """Drop the options another beats, and sort the rest by the jokers they lay.
+
+    An option beats another when its run state is at least as strong, it scores and
+    adds to the meld at least as much, and it lays as many jokers (no more, when
+    jokers left over are spare): whatever the other leads to, it leads to as well.
+    """
+    shift = STATE_BITS * colour
+    options = list(found)
+    kept = []
+    for option in options:
+        weak_id = option[0] >> shift
+        for other in options:
+            if (
+                other is not option
+                and other[1] >> SCALE >= option[1] >> SCALE
+                and other[3] >= option[3]
+                and (other[2] <= option[2] if spare_jokers else other[2] == option[2])
+                and weak_id in _weaker[other[0] >> shift]
+            ):
+                break
+        else:
+            kept.append(option)
+    kept.sort(key=_jokers_of)
+    return tuple(kept)
+
+
+def _jokers_of(option: Option) -> int:
+    return option[2]
+
+
+class _ColourOptions(dict[int, Entry]):
+    """The options of one colour at one number, by the key bits of its run state.
+
+    Filled on demand and shared by every search of the process whose number looks
+    the same for that colour: the same tiles, locks and joker budget.
+    """
+
+    def __init__(self, colour: int, context: tuple[int, ...], jokers: int, flags: int) -> None:
+        super().__init__()
+        self.colour = colour
+        self.context = context
+        self.jokers = jokers
+        self.flags = flags
+
+    def __missing__(self, bits: int) -> Entry:
+        global _options_count
+        _options_count += 1
+        colour = self.colour
+        shift = STATE_BITS * colour
+        state = _states[bits >> shift]
+        number, must, may, slots, starts, ends, joker_meld = self.context
+        jokers = self.jokers
+        meld = bool(self.flags & MELD_FLAG)
+        essential = bool(self.flags & ESSENTIAL_FLAG)
+        prefix_allowed = number > 1 and (not essential or number >= PREFIX_FROM)
+        weight = TILE_WEIGHT + number
+        joker_weight = 0 if essential else JOKER_WEIGHT
+        lists: list[tuple[Option, ...]] = []
+        for group_reals in range(must + may + 1):
+            best: dict[tuple[int, int, int], Option] = {}
+            for used in range(max(must, group_reals), must + may + 1):
+                spare = used - group_reals
+                for slot_reals in range(min(slots, spare) + 1):
+                    slot_jokers = slots - slot_reals
+                    run_reals = spare - slot_reals
+                    for continuing in range(min(jokers - slot_jokers, len(state)) + 1):
+                        most_prefix = jokers - slot_jokers - continuing if prefix_allowed else 0
+                        for prefix in range(most_prefix + 1):
+                            moves = run_moves(
+                                state,
+                                run_reals,
+                                continuing,
+                                starts,
+                                prefix,
+                                ends,
+                                number if prefix else 1,
+                                meld=meld,
+                                essential=essential,
+                            )
+                            joker_count = slot_jokers + continuing + prefix
+                            gain = ((used - must) * weight + joker_count * joker_weight) << SCALE
+                            for move in moves:
+                                value = 0
+                                if meld:
+                                    value = spare * number + continuing * joker_meld
+                                    value += move.prefix_value if joker_meld else 0
+                                new_id = _state_id(move.state)
+                                score = gain + _strengths[new_id]
+                                slot = (new_id, joker_count, value)
+                                held = best.get(slot)
+                                if held is None or held[1] < score:
+                                    step = Step(used, slot_reals, continuing, move)
+                                    best[slot] = (new_id << shift, score, joker_count, value, step)
+            lists.append(_strongest(best.values(), colour, spare_jokers=essential))
+        mask = sum(1 << reals for reals, found in enumerate(lists) if found)
+        entry = self[bits] = (tuple(lists), mask << REAL_BITS * colour)
+        return entry
+
+
+class _Choices(dict[int, list[Choice]]):
+    """The group choices at one number; and, filled on demand, those a state allows.
+
+    A state's key here is the mask of the real-tile counts each colour can send to
+    groups, and above ``LEFT_SHIFT`` the jokers it has left.
+    """
+
+    def __init__(self, choices: tuple[GroupChoice, ...]) -> None:
+        super().__init__()
+        self.choices = choices
+        self.numbered: list[Choice] = [
+            (index, reals[0], reals[1], reals[2], reals[3], jokers)
+            for index, (reals, jokers) in enumerate(choices)
+        ]
+
+    def __missing__(self, mask: int) -> list[Choice]:
+        left = mask >> LEFT_SHIFT
+        found = self[mask] = [
+            choice
+            for choice in self.numbered
+            if choice[5] <= left
+            and mask >> choice[1] & 1
+            and mask >> REAL_BITS + choice[2] & 1
+            and mask >> 2 * REAL_BITS + choice[3] & 1
+            and mask >> 3 * REAL_BITS + choice[4] & 1
+        ]
+        return found
+
+
+def _colour_options(
+    colour: int, context: tuple[int, ...], jokers: int, flags: int
+) -> _ColourOptions:
+    global _options_count
+    key = (colour, jokers, flags, *context)
+    found = _colour_cache.get(key)
+    if found is None:
+        if _options_count > OPTIONS_CACHE_SIZE:
+            _colour_cache.clear()
+            _options_count = 0
+        found = _colour_cache[key] = _ColourOptions(colour, context, jokers, flags)
+    return found
+
+
+def _group_choices(
+    available: tuple[int, ...], jokers: int, forced: tuple[ForcedGroup, ...], essential: bool
+) -> _Choices:
+    key = (available, jokers, forced, essential)
+    found = _choices_cache.get(key)
+    if found is None:
+        if len(_choices_cache) > CHOICES_CACHE_SIZE:
+            _choices_cache.clear()
+        choices = group_choices(available, jokers, forced, essential=essential)
+        found = _choices_cache[key] = _Choices(choices)
+    return found
 
 
 class _Search:
     def __init__(
-        self, position: Position, essential: bool, deadline: float | None, floor: int
+        self,
+        position: Position,
+        essential: bool,
+        deadline: float | None,
+        floor: int,
+        jokers: int,
     ) -> None:
         self.position = position
         self.essential = essential
         self.deadline = deadline
         self.floor = floor
-        self.jokers = position.jokers
+        self.jokers = jokers
         # in essential mode every joker counts as placed from the start
         self.joker_weight = 0 if essential else JOKER_WEIGHT
         self.meld = position.meld_threshold
+        self.flags = (MELD_FLAG if self.meld is not None else 0) | (
+            ESSENTIAL_FLAG if essential else 0
+        )
         self.choices: list[tuple[GroupChoice, ...]] = []
         self.available = [
             tuple(m + o for m, o in zip(mandatory, optional, strict=True))
@@ -326,74 +489,69 @@ class _Search:
         """Move every state of ``layer`` past ``number``; return the new layer and its links."""
         self._check_time()
         position = self.position
-        available = self.available[number]
-        choices = group_choices(
-            available, self.jokers, position.forced[number], essential=self.essential
+        jokers = self.jokers
+        table = _group_choices(
+            self.available[number], jokers, position.forced[number], self.essential
         )
-        self.choices.append(choices)
-        if self.jokers == 0 and self.quiet[number]:
+        self.choices.append(table.choices)
+        if jokers == 0 and self.quiet[number]:
             return self._skip(number, layer)
-        fetch = self._options_for(number)
-        # a state must still be able to reach the floor, all its jokers placed
-        need = self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]
-        # the choices whose real tiles each colour can send to groups, by non-empty mask
-        usable: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
-        numbered = [
-            (index, reals[0], reals[1], reals[2], reals[3], jokers)
-            for index, (reals, jokers) in enumerate(choices)
+        mandatory, optional = position.mandatory[number], position.optional[number]
+        slots = position.slots[number]
+        starts, ends = position.locked_starts[number], position.locked_ends[number]
+        joker_meld = number if position.jokers_count_in_meld else 0
+        options = [
+            _colour_options(
+                colour,
+                (
+                    number,
+                    mandatory[colour],
+                    optional[colour],
+                    slots[colour],
+                    starts[colour],
+                    ends[colour],
+                    joker_meld,
+                ),
+                jokers,
+                self.flags,
+            )
+            for colour in range(COLOURS)
         ]
-        if self.jokers == 0 and self.meld is None:
-            new, links = self._advance_plain(layer, fetch, numbered, usable, need)
+        # a state must still be able to reach the floor, all its jokers placed
+        need = (self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
+        if jokers == 0 and self.meld is None:
+            new, links = self._advance_plain(layer, options, table, need)
         else:
-            new, links = self._advance_jokers(number, layer, fetch, numbered, usable, need)
-        kept = _undominated(new, spare_jokers=self.essential, max_jokers=self.jokers)
+            new, links = self._advance_jokers(number, layer, options, table, need)
+        kept = _undominated(new, spare_jokers=self.essential, max_jokers=jokers)
         return kept, links
 
     def _advance_plain(
         self,
         layer: dict[int, int],
-        fetch: Callable[[int, int], Entry],
-        numbered: list[tuple[int, int, int, int, int, int]],
-        usable: dict[int, list[tuple[int, int, int, int, int, int]]],
+        options: list[_ColourOptions],
+        table: _Choices,
         need: int,
     ) -> tuple[dict[int, int], dict[int, Link]]:
         """The loop of :meth:`advance` with no joker to lay and no meld to count."""
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
-        cache0: dict[int, Entry] = {}
-        cache1: dict[int, Entry] = {}
-        cache2: dict[int, Entry] = {}
-        cache3: dict[int, Entry] = {}
+        options0, options1, options2, options3 = options
         get = new.get
         for count, (key, score) in enumerate(layer.items()):
             if count % CHECK_EVERY == CHECK_EVERY - 1:
                 self._check_time()
-            bits = key & MASK_0
-            e0 = cache0.get(bits)
-            if e0 is None:
-                e0 = cache0[bits] = fetch(0, bits)
-            bits = key & MASK_1
-            e1 = cache1.get(bits)
-            if e1 is None:
-                e1 = cache1[bits] = fetch(1, bits >> STATE_BITS)
-            bits = key & MASK_2
-            e2 = cache2.get(bits)
-            if e2 is None:
-                e2 = cache2[bits] = fetch(2, bits >> 2 * STATE_BITS)
-            bits = key & MASK_3
-            e3 = cache3.get(bits)
-            if e3 is None:
-                e3 = cache3[bits] = fetch(3, bits >> 3 * STATE_BITS)
-            mask = e0[1] | e1[1] | e2[1] | e3[1]
-            valid = usable.get(mask)
-            if valid is None:
-                valid = usable[mask] = _usable(numbered, mask)
+            e0 = options0[key & MASK_0]
+            e1 = options1[key & MASK_1]
+            e2 = options2[key & MASK_2]
+            e3 = options3[key & MASK_3]
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
-            for index, r0, r1, r2, r3, _ in valid:
-                third, fourth = by2[r2], by3[r3]
+            score &= NO_STRENGTH
+            for index, r0, r1, r2, r3, _ in table[e0[1] | e1[1] | e2[1] | e3[1]]:
+                second, third, fourth = by1[r1], by2[r2], by3[r3]
                 for a in by0[r0]:
                     sa = score + a[1]
-                    for b in by1[r1]:
+                    for b in second:
                         ab = a[0] | b[0]
                         sab = sa + b[1]
                         for c in third:
@@ -413,9 +571,8 @@ class _Search:
         self,
         number: int,
         layer: dict[int, int],
-        fetch: Callable[[int, int], Entry],
-        numbered: list[tuple[int, int, int, int, int, int]],
-        usable: dict[int, list[tuple[int, int, int, int, int, int]]],
+        options: list[_ColourOptions],
+        table: _Choices,
         need: int,
     ) -> tuple[dict[int, int], dict[int, Link]]:
         """The loop of :meth:`advance` in general: jokers to lay, or a meld to count."""
@@ -423,33 +580,26 @@ class _Search:
         jokers = self.jokers
         meld = self.meld
         joker_meld = number if position.jokers_count_in_meld else 0
-        joker_weight = self.joker_weight
+        joker_weight = self.joker_weight << SCALE
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
-        caches: tuple[dict[int, Entry], ...] = ({}, {}, {}, {})
+        options0, options1, options2, options3 = options
         get = new.get
         for count, (key, score) in enumerate(layer.items()):
             if count % CHECK_EVERY == CHECK_EVERY - 1:
                 self._check_time()
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
-            entries = []
-            mask = 0
-            for colour in range(COLOURS):
-                state_id = (key >> STATE_BITS * colour) & STATE_MASK
-                entry = caches[colour].get(state_id)
-                if entry is None:
-                    entry = caches[colour][state_id] = fetch(colour, state_id)
-                entries.append(entry[0])
-                mask |= entry[1]
-            valid = usable.get(mask)
-            if valid is None:
-                valid = usable[mask] = _usable(numbered, mask)
-            by0, by1, by2, by3 = entries
-            for index, r0, r1, r2, r3, group_jokers in valid:
-                left = jokers - placed_jokers - group_jokers
-                if left < 0:
-                    continue
+            score &= NO_STRENGTH
+            e0 = options0[key & MASK_0]
+            e1 = options1[key & MASK_1]
+            e2 = options2[key & MASK_2]
+            e3 = options3[key & MASK_3]
+            by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            left_over = jokers - placed_jokers
+            allowed = table[e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT]
+            for index, r0, r1, r2, r3, group_jokers in allowed:
+                left = left_over - group_jokers
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = score + group_jokers * joker_weight
                 base_jokers = placed_jokers + group_jokers
@@ -492,106 +642,24 @@ class _Search:
         """Pass a number with no tiles and no jokers to lay: every open run ends here."""
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
-        need = self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]
-        for key, score in layer.items():
+        need = (self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
+        for key, value in layer.items():
             states = [_states[state_id] for state_id in _colour_ids(key)]
-            if score < need or not all(is_closable(state) for state in states):
+            if value < need or not all(is_closable(state) for state in states):
                 continue
             new_key = key & ~ALL_STATES
-            if new.get(new_key, -1) < score:
-                new[new_key] = score
+            value &= NO_STRENGTH  # no run is open
+            if new.get(new_key, -1) < value:
+                new[new_key] = value
                 links[new_key] = (key, 0, tuple(_ending(state) for state in states))
         return new, links
-
-    def _options_for(self, number: int) -> Callable[[int, int], Entry]:
-        """For a colour and its run state: the options, by the real tiles sent to groups."""
-        position = self.position
-        mandatory, optional = position.mandatory[number], position.optional[number]
-        slots = position.slots[number]
-        starts, ends = position.locked_starts[number], position.locked_ends[number]
-        jokers = self.jokers
-        meld = self.meld is not None
-        essential = self.essential
-        prefix_allowed = number > 1 and (not essential or number >= PREFIX_FROM)
-        joker_meld = number if position.jokers_count_in_meld else 0
-        weight = TILE_WEIGHT + number
-        joker_weight = self.joker_weight
-        context = (number, jokers, meld, essential, joker_meld)
-        prefixes = [
-            (
-                colour,
-                mandatory[colour],
-                optional[colour],
-                slots[colour],
-                starts[colour],
-                ends[colour],
-                *context,
-            )
-            for colour in range(COLOURS)
-        ]
-
-        def options_for_groups(
-            colour: int, state: RunState, group_reals: int
-        ) -> tuple[Option, ...]:
-            must, may = mandatory[colour], optional[colour]
-            slot_count = slots[colour]
-            best: dict[tuple[int, int, int], Option] = {}
-            for used in range(max(must, group_reals), must + may + 1):
-                spare = used - group_reals
-                for slot_reals in range(min(slot_count, spare) + 1):
-                    slot_jokers = slot_count - slot_reals
-                    run_reals = spare - slot_reals
-                    for continuing in range(min(jokers - slot_jokers, len(state)) + 1):
-                        most_prefix = jokers - slot_jokers - continuing if prefix_allowed else 0
-                        for prefix in range(most_prefix + 1):
-                            moves = run_moves(
-                                state,
-                                run_reals,
-                                continuing,
-                                starts[colour],
-                                prefix,
-                                ends[colour],
-                                number if prefix else 1,
-                                meld=meld,
-                                essential=essential,
-                            )
-                            joker_count = slot_jokers + continuing + prefix
-                            score = (used - must) * weight + joker_count * joker_weight
-                            for move in moves:
-                                value = 0
-                                if meld:
-                                    value = spare * number + continuing * joker_meld
-                                    value += move.prefix_value if joker_meld else 0
-                                bits = _state_id(move.state) << (STATE_BITS * colour)
-                                slot = (bits, joker_count, value)
-                                held = best.get(slot)
-                                if held is None or held[1] < score:
-                                    step = Step(used, slot_reals, continuing, move)
-                                    best[slot] = (bits, score, joker_count, value, step)
-            return tuple(sorted(best.values(), key=lambda option: option[2]))
-
-        def options(colour: int, state_id: int) -> Entry:
-            key = (prefixes[colour], state_id)
-            found = _options_cache.get(key)
-            if found is None:
-                if len(_options_cache) > OPTIONS_CACHE_SIZE:
-                    _options_cache.clear()
-                state = _states[state_id]
-                available = mandatory[colour] + optional[colour]
-                lists = tuple(
-                    options_for_groups(colour, state, reals) for reals in range(available + 1)
-                )
-                mask = sum(1 << reals for reals, found in enumerate(lists) if found)
-                found = _options_cache[key] = (lists, mask << REAL_BITS * colour)
-            return found
-
-        return options
 
     def best_final(self, layer: dict[int, int]) -> tuple[int, int] | None:
         """The key and score of the best state that closes every run and places enough."""
         best_key, best_score = None, 0
         table_jokers = self.position.table_jokers
-        for key, score in layer.items():
+        for key, value in layer.items():
+            score = value >> SCALE
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
             if self.essential:
                 score += self.position.jokers * JOKER_WEIGHT
