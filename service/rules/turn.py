@@ -202,22 +202,44 @@ def _initial_meld(
 
 
 def _joker_locks(before: Sequence[Sequence[Tile]], after: Sequence[SetInfo]) -> list[Violation]:
-    violations = []
-    for index, tiles in enumerate(before):
-        held = classify(tiles)
-        if not held.valid or not held.joker_count:
-            continue
-        if not any(_keeps(held, candidate) for candidate in after if candidate.valid):
-            violations.append(
-                Violation(
-                    TurnFault.JOKER_LOCKED_SET_BROKEN,
-                    f"table {_label(index, tiles)} holds a joker: it may be extended or have "
-                    "its joker swapped for the real tile, but not split or reduced",
-                    index,
-                    tuple(tile.code for tile in tiles),
-                )
-            )
-    return violations
+    """Each table set holding a joker must come back as a set of its own, extended or with
+    its joker swapped out; two such sets cannot both claim one set of the new table."""
+    locked = [(index, held) for index, held in enumerate(map(classify, before))]
+    locked = [(index, held) for index, held in locked if held.valid and held.joker_count]
+    options = [
+        [j for j, candidate in enumerate(after) if candidate.valid and _keeps(held, candidate)]
+        for _, held in locked
+    ]
+    kept = _match_sets(options)
+    return [
+        Violation(
+            TurnFault.JOKER_LOCKED_SET_BROKEN,
+            f"table {_label(index, held.tiles)} holds a joker: it may be extended or have "
+            "its joker swapped for the real tile, but not split or reduced",
+            index,
+            tuple(tile.code for tile in held.tiles),
+        )
+        for number, (index, held) in enumerate(locked)
+        if number not in kept
+    ]
+
+
+def _match_sets(options: Sequence[Sequence[int]]) -> set[int]:
+    """Which of the held sets get a new set of their own (a maximum bipartite matching)."""
+    owner: dict[int, int] = {}
+
+    def claim(held: int, seen: set[int]) -> bool:
+        for candidate in options[held]:
+            if candidate not in seen:
+                seen.add(candidate)
+                if candidate not in owner or claim(owner[candidate], seen):
+                    owner[candidate] = held
+                    return True
+        return False
+
+    for held in range(len(options)):
+        claim(held, set())
+    return set(owner.values())
 
 
 def _keeps(held: SetInfo, candidate: SetInfo) -> bool:
