@@ -202,15 +202,16 @@ def _initial_meld(
 
 
 def _joker_locks(before: Sequence[Sequence[Tile]], after: Sequence[SetInfo]) -> list[Violation]:
-    """Each table set holding a joker must come back as a set of its own, extended or with
-    its joker swapped out; two such sets cannot both claim one set of the new table."""
+    """Each table set holding a joker must come back extended, or with its joker swapped out,
+    inside a set of the new table; one new run may hold several such runs (joined end to end),
+    but never two over the same numbers, so a copy cannot hide behind its twin."""
     locked = [(index, held) for index, held in enumerate(map(classify, before))]
     locked = [(index, held) for index, held in locked if held.valid and held.joker_count]
     options = [
         [j for j, candidate in enumerate(after) if candidate.valid and _keeps(held, candidate)]
         for _, held in locked
     ]
-    kept = _match_sets(options)
+    kept = _place_locked([held for _, held in locked], options)
     return [
         Violation(
             TurnFault.JOKER_LOCKED_SET_BROKEN,
@@ -224,22 +225,33 @@ def _joker_locks(before: Sequence[Sequence[Tile]], after: Sequence[SetInfo]) -> 
     ]
 
 
-def _match_sets(options: Sequence[Sequence[int]]) -> set[int]:
-    """Which of the held sets get a new set of their own (a maximum bipartite matching)."""
-    owner: dict[int, int] = {}
+def _place_locked(held: Sequence[SetInfo], options: Sequence[Sequence[int]]) -> set[int]:
+    """The most held sets that fit into new sets together (few: one per joker, so search)."""
+    best: set[int] = set()
+    taken: dict[int, list[tuple[int, int]]] = {}
 
-    def claim(held: int, seen: set[int]) -> bool:
-        for candidate in options[held]:
-            if candidate not in seen:
-                seen.add(candidate)
-                if candidate not in owner or claim(owner[candidate], seen):
-                    owner[candidate] = held
-                    return True
-        return False
+    def span(info: SetInfo) -> tuple[int, int]:
+        start = info.start if info.start is not None else 0
+        return (start, start + len(info.tiles) - 1) if info.kind is SetKind.RUN else (0, 99)
 
-    for held in range(len(options)):
-        claim(held, set())
-    return set(owner.values())
+    def place(number: int, placed: set[int]) -> None:
+        nonlocal best
+        if len(placed) + len(held) - number <= len(best):
+            return
+        if number == len(held):
+            best = set(placed)
+            return
+        low, high = span(held[number])
+        for candidate in options[number]:
+            spans = taken.setdefault(candidate, [])
+            if all(high < other_low or other_high < low for other_low, other_high in spans):
+                spans.append((low, high))
+                place(number + 1, placed | {number})
+                spans.pop()
+        place(number + 1, placed)
+
+    place(0, set())
+    return best
 
 
 def _keeps(held: SetInfo, candidate: SetInfo) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cases import rack, table, tiles
@@ -289,3 +290,93 @@ def test_every_play_on_a_crowded_table_is_legal(seed: int, rules: Rules) -> None
 
 def test_tiles_parses_codes() -> None:
     assert tiles("R1 J") == (Tile.parse("R1"), JOKER)
+
+
+# Crowded tables search in a series (no joker laid, then more), bounded by a search from
+# 13 down; the optimum must be the one a single search with every joker finds.
+
+
+def _crowded_position(seed: int) -> tuple[list[tuple[Tile, ...]], Counter[Tile]]:
+    """30-60 table tiles in runs and groups, a joker on the table or rack, a rack of 6-16."""
+    rng = random.Random(50_000 + seed)
+    pool = full_set()
+    del pool[JOKER]
+    sets: list[list[Tile]] = []
+    size = rng.randint(30, 60)
+    while sum(map(len, sets)) < size:
+        if rng.random() < 0.4:
+            number = rng.randint(1, 13)
+            colours = [t.colour for t in pool if t.number == number and pool[t]]
+            if len(colours) < 3:
+                continue
+            count = min(len(colours), rng.choice((3, 4)))
+            found = [Tile(c, number) for c in rng.sample(colours, count)]
+        else:
+            colour = rng.choice([t.colour for t in pool if pool[t]])
+            length = rng.randint(3, 6)
+            start = rng.randint(1, 14 - length)
+            found = [Tile(colour, n) for n in range(start, start + length)]
+        if all(pool[t] >= found.count(t) for t in found):
+            pool.subtract(found)
+            sets.append(found)
+    jokers = 2
+    for _ in range(rng.randint(0, 2)):
+        tiles = rng.choice(sets)
+        index = rng.randrange(len(tiles))
+        if not tiles[index].is_joker and sum(1 for t in tiles if not t.is_joker) > 2:
+            pool[tiles[index]] += 1
+            tiles[index] = JOKER
+            jokers -= 1
+    bag = list((+pool).elements())
+    rng.shuffle(bag)
+    hand = Counter(bag[: rng.randint(6, 16)])
+    if jokers and not any(JOKER in tiles for tiles in sets):
+        hand[JOKER] += 1
+    return [tuple(tiles) for tiles in sets], hand
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_series_on_a_crowded_table_finds_what_one_search_finds(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, hand = _crowded_position(seed)
+    assert sum(map(len, before)) >= solver_module.SERIES_FROM_TABLE_TILES
+    series = solve(before, hand, melded=True)
+    monkeypatch.setattr(solver_module, "SERIES_FROM_TABLE_TILES", 10**9)
+    single = solve(before, hand, melded=True)
+    assert (series.tile_count, series.points) == (single.tile_count, single.points)
+    if series.found:
+        assert check_turn(before, series.table, hand, melded=True) == []
+
+
+def test_the_shared_caches_may_be_dropped_at_any_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.rules.solver.search as search
+
+    positions = [_crowded_position(seed) for seed in range(4)]
+    expected = [solve(before, hand, melded=True) for before, hand in positions]
+    monkeypatch.setattr(search, "OPTIONS_CACHE_SIZE", 0)
+    monkeypatch.setattr(search, "KITS_CACHE_SIZE", 0)
+    monkeypatch.setattr(search, "CHOICES_CACHE_SIZE", 0)
+    for (before, hand), solution in zip(positions, expected, strict=True):
+        again = solve(before, hand, melded=True)
+        assert (again.tile_count, again.points, again.table) == (
+            solution.tile_count,
+            solution.points,
+            solution.table,
+        )
+
+
+def test_threads_may_solve_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.rules.solver.search as search
+
+    positions = [_crowded_position(seed) for seed in range(30, 38)]
+    expected = [solve(before, hand, melded=True).points for before, hand in positions]
+    monkeypatch.setattr(search, "OPTIONS_CACHE_SIZE", 50)  # the shared caches churn
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(lambda p: solve(p[0], p[1], melded=True).points, positions * 3))
+    assert found == expected * 3
+
+
+def test_a_budget_that_runs_out_mid_search_gives_up() -> None:
+    before, hand = _crowded_position(0)
+    assert solve(before, hand, melded=True, time_budget=1e-5).status is SolveStatus.GAVE_UP

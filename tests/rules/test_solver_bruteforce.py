@@ -16,6 +16,7 @@ from itertools import combinations
 
 import pytest
 
+import service.rules.solver as solver_module
 from service.rules import (
     COLOURS,
     JOKER,
@@ -27,7 +28,7 @@ from service.rules import (
     full_set,
     set_points,
 )
-from service.rules.solver import SolveStatus, solve
+from service.rules.solver import Solution, SolveStatus, solve
 
 Set = tuple[Tile, ...]
 Score = tuple[int, int]
@@ -197,17 +198,57 @@ def _position(seed: int) -> tuple[list[Set], Counter[Tile], bool, Rules]:
     return table, rack, melded, rules
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_the_solver_finds_the_same_optimum_as_trying_every_partition(seed: int) -> None:
+@cache
+def _expected(seed: int) -> Score:
     table, rack, melded, rules = _position(seed)
-    expected = brute_force(table, rack, melded=melded, rules=rules)
-    solution = solve(table, rack, melded=melded, rules=rules)
+    return brute_force(table, rack, melded=melded, rules=rules)
+
+
+def _check(
+    solution: Solution,
+    expected: Score,
+    table: list[Set],
+    rack: Counter[Tile],
+    *,
+    melded: bool,
+    rules: Rules,
+) -> None:
+    """The solution reaches ``expected``, is legal, and says truly what it places."""
     assert (solution.tile_count, solution.points) == expected
     if expected == NOTHING:
         assert solution.status is SolveStatus.NO_PLAY
-    else:
-        assert solution.status is SolveStatus.PLAY_FOUND
-        assert check_turn(table, solution.table, rack, melded=melded, rules=rules) == []
+        assert solution.table == tuple(table) and not solution.placed
+        return
+    assert solution.status is SolveStatus.PLAY_FOUND
+    assert check_turn(table, solution.table, rack, melded=melded, rules=rules) == []
+    before: Counter[Tile] = Counter(tile for tiles in table for tile in tiles)
+    after: Counter[Tile] = Counter(tile for tiles in solution.table for tile in tiles)
+    assert solution.placed == after - before and not solution.placed - rack
+    assert solution.points == _points(solution.placed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_solver_finds_the_same_optimum_as_trying_every_partition(seed: int) -> None:
+    table, rack, melded, rules = _position(seed)
+    solution = solve(table, rack, melded=melded, rules=rules)
+    _check(solution, _expected(seed), table, rack, melded=melded, rules=rules)
+
+
+def _with_jokers(seed: int) -> bool:
+    table, rack, melded, _ = _position(seed)
+    return melded and (rack[JOKER] > 0 or any(JOKER in tiles for tiles in table))
+
+
+@pytest.mark.parametrize("seed", [seed for seed in SEEDS if _with_jokers(seed)])
+def test_the_series_of_searches_for_large_tables_finds_the_same_optimum(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Large tables search with no joker laid first, then with more, each search
+    # bounded by the one before and by a search from 13 down: the same optimum.
+    monkeypatch.setattr(solver_module, "SERIES_FROM_TABLE_TILES", 0)
+    table, rack, melded, rules = _position(seed)
+    solution = solve(table, rack, melded=melded, rules=rules)
+    _check(solution, _expected(seed), table, rack, melded=melded, rules=rules)
 
 
 # --- joker-locked sets -------------------------------------------------------------------
@@ -342,13 +383,22 @@ def _locked_position(seed: int) -> tuple[list[Set], Counter[Tile]]:
     return table, Counter(rng.sample(near, min(rng.randint(2, 4), len(near))))
 
 
+@pytest.mark.parametrize("series", [False, True], ids=["one-search", "series"])
 @pytest.mark.parametrize("seed", range(150))
-def test_with_joker_locked_sets_the_solver_matches_every_table_that_keeps_them(seed: int) -> None:
+def test_with_joker_locked_sets_the_solver_matches_every_table_that_keeps_them(
+    seed: int, series: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if series:
+        monkeypatch.setattr(solver_module, "SERIES_FROM_TABLE_TILES", 0)
     table, rack = _locked_position(seed)
     rules = Rules(joker_locked_sets=True)
-    expected = brute_force_locked(table, rack)
+    expected = _expected_locked(seed)
     solution = solve(table, rack, melded=True, rules=rules)
-    assert (solution.tile_count, solution.points) == expected
+    _check(solution, expected, table, rack, melded=True, rules=rules)
     if solution.found:
-        assert check_turn(table, solution.table, rack, melded=True, rules=rules) == []
         assert keeps_every_lock(table, list(solution.table))
+
+
+@cache
+def _expected_locked(seed: int) -> Score:
+    return brute_force_locked(*_locked_position(seed))

@@ -32,7 +32,13 @@ from service.rules.options import Rules
 from service.rules.sets import SetKind, classify
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
-from service.rules.solver.search import OutOfTime, Plan, best_plan, most_possible
+from service.rules.solver.search import (
+    OutOfTime,
+    Plan,
+    best_plan,
+    future_bounds,
+    most_possible,
+)
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
 __all__ = ["Solution", "SolveStatus", "can_play", "solve"]
@@ -104,7 +110,7 @@ def solve(
     if melded:
         after = sets
         added = tile_counts(after)
-        for cell, count in enumerate(tile_counts(before)):
+        for cell, count in enumerate(position.table_counts):
             added[cell] -= count
     else:
         after = before + sets
@@ -127,24 +133,36 @@ def _best_sets(position: Position, deadline: float | None) -> Table | None:
     others at the end (see :mod:`service.rules.solver.runs`). It first tries laying
     no joker at all, which is fast and most often places every rack tile, then one
     joker, and so on: each search must beat the play found before, and a play that
-    places every rack tile ends it. In the rare position where the
-    spare jokers fit nowhere it searches again with every joker placement. The
-    initial meld counts what jokers stand for, so it always uses that full search.
+    places every rack tile ends it. Those searches also drop the states that have laid
+    their jokers and cannot beat it even if every number above placed what a search
+    without jokers from 13 down finds there (:func:`future_bounds`). In the rare
+    position where the spare jokers fit nowhere it searches again with every joker
+    placement. The initial meld counts what jokers stand for, so it always uses that
+    full search.
     """
     if position.meld_threshold is not None:
         return _lay(position, best_plan(position, essential=False, deadline=deadline))
-    floor, fallback = 1, None
+    floor, fallback, future = 1, None, None
     series = sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
     for limit in range(position.jokers if series else 0):
+        if limit and future is None:
+            future = future_bounds(position, deadline)
         plan = best_plan(
-            position, essential=True, deadline=deadline, floor=floor, joker_limit=limit
+            position,
+            essential=True,
+            deadline=deadline,
+            floor=floor,
+            joker_limit=limit,
+            future=future,
         )
         sets = _lay(position, plan, essential=True)
         if plan is not None and sets is not None:
             if plan.score == most_possible(position):
                 return sets
             floor, fallback = plan.score + 1, sets  # the next search must do better
-    plan = best_plan(position, essential=True, deadline=deadline, floor=floor)
+    if series and position.jokers and future is None:
+        future = future_bounds(position, deadline)
+    plan = best_plan(position, essential=True, deadline=deadline, floor=floor, future=future)
     if plan is None:
         return fallback
     sets = _lay(position, plan, essential=True)

@@ -56,7 +56,7 @@ def build_sets(position: Position, plan: Plan, *, essential: bool) -> list[tuple
             groups.extend(_groups_at(position, layer, essential=essential))
         for colour, step in enumerate(layer.steps):
             before = open_runs[colour]
-            if before or step.used or laying[colour] or (colour, number) in starting:
+            if starting and (laying[colour] or (colour, number) in starting):
                 open_runs[colour] = _runs_at(
                     number,
                     colour,
@@ -66,6 +66,27 @@ def build_sets(position: Position, plan: Plan, *, essential: bool) -> list[tuple
                     laying[colour],
                     runs,
                 )
+                continue
+            # no locked run here: the same as _runs_at, quicker
+            move = step.move
+            if not before and not move.new_prefixes:
+                continue
+            real = _TILES[colour][number]
+            if len(before) > 1:
+                before.sort(key=_code)
+            after: list[OpenRun] = []
+            for (_, tiles), fate, code in zip(before, move.fates, move.codes, strict=True):
+                if fate == Fate.REAL:
+                    tiles.append(real)
+                    after.append((code, tiles))
+                elif fate == Fate.JOKER:
+                    tiles.append(JOKER)
+                    after.append((code, tiles))
+                else:
+                    runs.append(tiles)
+            for jokers_before in move.new_prefixes:
+                after.append((min(COMPLETE, 1 + jokers_before), [JOKER] * jokers_before + [real]))
+            open_runs[colour] = after
     for colour_runs in open_runs:
         runs.extend(tiles for _, tiles in colour_runs)
     runs.sort(key=_run_order)

@@ -34,6 +34,7 @@ __all__ = [
     "LockedGroup",
     "LockedRun",
     "Position",
+    "mirrored",
     "read_position",
     "tile_counts",
 ]
@@ -95,6 +96,8 @@ class Position:
     locked_starts: Grid = field(default=(), compare=False)
     locked_ends: Grid = field(default=(), compare=False)
     forced: tuple[tuple[ForcedGroup, ...], ...] = field(default=(), compare=False)
+    # every table tile, counted as tile_counts does (empty before the initial meld)
+    table_counts: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def jokers(self) -> int:
@@ -160,7 +163,23 @@ def read_position(
             rack_jokers,
             tuple(runs),
             tuple(groups),
+            table_counts=tuple(on_table),
         )
+    )
+
+
+def mirrored(position: Position) -> Position:
+    """The position read from 13 down to 1, without jokers, locks or meld: number ``n``
+    becomes ``14 - n``. Runs and groups read the same either way."""
+    return Position(
+        (position.mandatory[0], *reversed(position.mandatory[1:])),
+        (position.optional[0], *reversed(position.optional[1:])),
+        0,
+        0,
+        slots=EMPTY_GRID,
+        locked_starts=EMPTY_GRID,
+        locked_ends=EMPTY_GRID,
+        forced=NO_FORCED,
     )
 
 
@@ -195,10 +214,11 @@ def _placeable(rack: list[int], table: list[int], jokers: int) -> Grid:
                 number, colour = divmod(cell, COLOUR_COUNT)
                 by_colour[colour] |= 1 << number
                 by_number[number] |= 1 << colour
+        held = [cell for cell in range(COLOUR_COUNT, CELLS) if rows[cell]]
         changed = True
         while changed:
             changed = False
-            for cell in range(COLOUR_COUNT, CELLS):
+            for cell in held:
                 if rows[cell] and not _fits(by_colour, by_number, cell, jokers):
                     rows[cell] = 0
                     if not table[cell]:
@@ -242,6 +262,7 @@ def _with_layers(position: Position) -> Position:
             locked_starts=EMPTY_GRID,
             locked_ends=EMPTY_GRID,
             forced=NO_FORCED,
+            table_counts=position.table_counts,
         )
     slots = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
     starts = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
@@ -268,4 +289,5 @@ def _with_layers(position: Position) -> Position:
         tuple(tuple(row) for row in starts),
         tuple(tuple(row) for row in ends),
         tuple(tuple(sorted(row)) for row in forced),
+        position.table_counts,
     )
