@@ -27,6 +27,7 @@ class Settings:
     redis_max_connections: int = 32
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
+    long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
     test_mode: bool = False
     max_body_bytes: int = 64 * 1024
     finished_match_ttl: int = 7 * 24 * 3600
@@ -43,6 +44,7 @@ class Settings:
         "redis_max_connections": "REDIS_MAX_CONNECTIONS",
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
         "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
+        "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",
         "test_mode": "REFEREE_TEST_MODE",
         "max_body_bytes": "MAX_BODY_BYTES",
         "finished_match_ttl": "FINISHED_MATCH_TTL",

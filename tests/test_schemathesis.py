@@ -130,7 +130,10 @@ def contract_app(redis_server: RedisProcess) -> Iterator[Flask]:
     """The app as deployed (no test mode), on the session's Redis, flushed first."""
     with redis_server.client() as client:
         client.flushall()
-    app = create_app({"redis_url": redis_server.url, "test_mode": False})
+    # Long-polls answer at once here: the fuzzer checks their answers, not their patience.
+    app = create_app(
+        {"redis_url": redis_server.url, "test_mode": False, "long_poll_max_seconds": 0.05}
+    )
     app.config.update(STREAM_MAX_SECONDS=0.3, STREAM_KEEPALIVE_SECONDS=0.1)
     current_app.app = app
     try:

@@ -82,7 +82,8 @@ def get_match(match_id: str) -> Response:
     query = _query(view_query)
     token = auth.bearer_token()
     if "wait_version" in query:
-        referee().wait(match_id, query["wait_version"], timeout=query["timeout"])
+        longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
+        referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})

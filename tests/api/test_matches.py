@@ -404,3 +404,15 @@ def test_a_long_poll_with_nothing_new_answers_after_its_timeout(client) -> None:
     version = ann.view().get_json()["version"]
     response = client.get(f"{ann.url()}?wait_version={version}&timeout=0.5", headers=ann.auth)
     assert response.get_json()["version"] == version
+
+
+@pytest.mark.parametrize("app_overrides", [{"test_mode": True, "long_poll_max_seconds": 0.2}])
+def test_a_long_poll_never_waits_past_the_configured_longest_wait(client) -> None:
+    import time
+
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
+    version = ann.view().get_json()["version"]
+    started = time.monotonic()
+    response = client.get(f"{ann.url()}?wait_version={version}&timeout=20", headers=ann.auth)
+    assert response.status_code == 200
+    assert time.monotonic() - started < 2
