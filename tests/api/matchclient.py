@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
-from service.rules import TileSet, full_set, parse_tiles
+from service.game import from_dict
+from service.rules import TileSet, full_set
+from tests.game.support import all_tiles
 
 
 class Seat:
@@ -90,16 +93,8 @@ def setup(
 
 def stored_tiles(redis_client: Any, match_id: str) -> Counter:
     """Every tile of the stored match: racks + pool + table."""
-    import json
-
     state = json.loads(redis_client.hget("{m:" + match_id + "}:state", "s"))["m"]
-    tiles: Counter = Counter()
-    for player in state["players"]:
-        tiles.update(parse_tiles(player["rack"]))
-    tiles.update(parse_tiles(state["pool"]))
-    for tile_set in state["table"]:
-        tiles.update(parse_tiles(tile_set))
-    return tiles
+    return all_tiles(from_dict(state))
 
 
 def full_box(tile_set: str = "standard") -> Counter:

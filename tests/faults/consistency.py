@@ -24,7 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from service.game import from_dict
 from service.rules import TileSet, full_set, parse_tiles
+from tests.game.support import all_tiles
 from tests.support.gunicorn_process import GunicornProcess, Reply, StagedRequest
 
 __all__ = [
@@ -87,13 +89,7 @@ def dealt_tiles(
 
 
 def _tiles_in(state: dict[str, Any]) -> Counter[Any]:
-    tiles: Counter[Any] = Counter()
-    for player in state["players"]:
-        tiles.update(parse_tiles(player["rack"]))
-    tiles.update(parse_tiles(state["pool"]))
-    for tile_set in state["table"]:
-        tiles.update(parse_tiles(tile_set))
-    return tiles
+    return all_tiles(from_dict(state))
 
 
 def check_stored_match(
