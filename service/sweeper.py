@@ -63,8 +63,7 @@ class Sweeper:
 
 def main() -> None:
     """Entry point: build the app's referee and sweep until SIGINT/SIGTERM."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    app = create_app()
+    app = create_app()  # also sets up the JSON log lines of the "service" loggers
     sweeper = Sweeper(app.extensions["referee"])
     signal.signal(signal.SIGTERM, sweeper.stop)
     signal.signal(signal.SIGINT, sweeper.stop)
