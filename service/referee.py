@@ -220,7 +220,7 @@ class Referee:
 
     def events(self, match_id: str, *, after: int, limit: int) -> list[dict[str, Any]]:
         """Return the public events after version ``after``; raise MatchNotFound."""
-        if self.store.load(match_id) is None:
+        if not self.store.exists(match_id):
             raise MatchNotFound(match_id)
         return self.store.events(match_id, after=after, limit=limit)
 

@@ -59,7 +59,8 @@ def stream(match_id: str) -> Response:
     after = _resume_point()
     redis_client = current_app.extensions["redis"]
     key = MatchStore.events_key(match_id)
-    if not _valid_id(match_id) or not redis_client.exists(MatchStore.state_key(match_id)):
+    store: MatchStore = current_app.extensions["referee"].store
+    if not _valid_id(match_id) or not store.exists(match_id):
         raise MatchNotFound(match_id)
     finished_at = _finished_at(redis_client, key)
     if finished_at is not None and after >= finished_at:

@@ -148,6 +148,10 @@ class MatchStore:
             return None, now
         return StoredMatch(int(version), None if state is None else json.loads(state)), now
 
+    def exists(self, match_id: str) -> bool:
+        """Whether the match is stored (without reading its state)."""
+        return bool(self.redis.exists(self.state_key(match_id)))
+
     def load(self, match_id: str) -> StoredMatch | None:
         """Return the stored match, or ``None`` when there is none."""
         version, state = self.redis.hmget(self.state_key(match_id), "v", "s")
