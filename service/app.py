@@ -39,7 +39,6 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     store = MatchStore(redis, blocking=connect_blocking(settings))
     app.extensions["referee"] = Referee(
         store,
-        test_mode=settings.test_mode,
         finished_ttl=settings.finished_match_ttl,
         on_events=observability.record_events,
     )

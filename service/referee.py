@@ -145,7 +145,6 @@ class Referee:
     """Use cases over a :class:`MatchStore`; ``advance`` settles deadlines and bot turns."""
 
     store: MatchStore
-    test_mode: bool = False
     finished_ttl: int = 7 * 24 * 3600
     autoplay: game.Autoplay = field(default_factory=game.Autoplay)
     hint_budget: float = 3.0

@@ -58,10 +58,6 @@ def _unavailable(reason: str) -> None:
 class Server(GunicornProcess):
     """The app under gunicorn, and a tiny JSON client for driving seats from the test."""
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
     def api(
         self,
         method: str,
