@@ -164,8 +164,9 @@ def main() -> int:
         api = Api(port)
         api.wait_ready(gunicorn, folder / "gunicorn.log")
         print(
-            f"gunicorn on :{port} ({workers()} workers x 8 threads), Redis on :{redis_server.port},"
-            f" wrk {args.threads} thread(s), {CONNECTIONS} connections, {args.duration} s each"
+            f"gunicorn on :{port} ({workers()} workers x {threads()} threads),"
+            f" Redis on :{redis_server.port}, wrk {args.threads} thread(s),"
+            f" {CONNECTIONS} connections, {args.duration} s each"
         )
 
         per_match = memory_per_match(api, redis_server)
@@ -214,7 +215,13 @@ def ensure_wrk() -> str | None:
 
 
 def workers() -> int:
-    return int(os.environ.get("WEB_CONCURRENCY") or min(2 * (os.cpu_count() or 1) + 1, 8))
+    """WEB_CONCURRENCY, else deploy/gunicorn.conf.py's default: one worker per core, 2 to 8."""
+    return int(os.environ.get("WEB_CONCURRENCY") or max(2, min(os.cpu_count() or 1, 8)))
+
+
+def threads() -> int:
+    """GUNICORN_THREADS, else deploy/gunicorn.conf.py's default."""
+    return int(os.environ.get("GUNICORN_THREADS") or 64)
 
 
 def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
@@ -228,8 +235,9 @@ def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[byt
         "WEB_CONCURRENCY": str(workers()),
         "RATE_LIMIT": "",
     }
+    # deploy/gunicorn.conf.py leaves gunicorn's own access log off (the app writes its own).
     command = [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
-               "--access-logfile", "/dev/null", "service.app:create_app()"]  # fmt: skip
+               "service.app:create_app()"]  # fmt: skip
     with log.open("wb") as output:
         return subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 __all__ = [
@@ -60,18 +60,20 @@ class Tile:
 
     colour: Colour | None
     number: int | None
+    code: str = field(init=False, repr=False, compare=False)
+    """The tile's code, such as ``"R7"`` or ``"J"`` (worked out once: codes are hot)."""
+
+    def __post_init__(self) -> None:
+        if self.colour is None or self.number is None:
+            code = "J"
+        else:
+            code = f"{self.colour.value}{self.number}"
+        object.__setattr__(self, "code", code)
 
     @staticmethod
     def parse(code: str) -> Tile:
         """Return the tile written as ``code``; raise :class:`InvalidTileCode` otherwise."""
         return _parse(code) if isinstance(code, str) else _raise(code)
-
-    @property
-    def code(self) -> str:
-        """The tile's code, such as ``"R7"`` or ``"J"``."""
-        if self.colour is None or self.number is None:
-            return "J"
-        return f"{self.colour.value}{self.number}"
 
     @property
     def is_joker(self) -> bool:

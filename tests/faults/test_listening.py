@@ -1,0 +1,71 @@
+"""How gunicorn listens (deploy/gunicorn.conf.py): a socket per worker, and no silent sharing."""
+
+from __future__ import annotations
+
+import http.client
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.gunicorn_process import GunicornProcess, GunicornStartError
+
+
+def test_a_second_server_on_a_taken_port_refuses_to_start(redis_server, start_gunicorn) -> None:
+    first = start_gunicorn(redis_server.url, workers=2)
+    second = GunicornProcess(
+        env={"REDIS_URL": redis_server.url, "REFEREE_TEST_MODE": "1"}, port=first.port
+    )
+    try:
+        with pytest.raises(GunicornStartError):
+            second.start(timeout=20)
+        assert f"127.0.0.1:{first.port} is already in use" in second.log_text()
+    finally:
+        second.stop()
+        second.cleanup()
+    assert first.request("GET", "/readyz").status == 200
+
+
+LISTEN, ESTABLISHED = "0A", "01"  # socket states as /proc/net/tcp writes them
+
+
+def sockets(pid: int, port: int, state: str) -> int:
+    """How many TCP sockets on local ``port`` in ``state`` the process ``pid`` holds open."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd) if fd.is_symlink() else ""
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        if local_port == port and fields[3] == state and fields[9] in inodes:
+            count += 1
+    return count
+
+
+def test_each_worker_listens_on_a_socket_of_its_own(redis_server, start_gunicorn) -> None:
+    web = start_gunicorn(redis_server.url, workers=3)
+    workers = web.worker_pids()
+    assert len(workers) == 3
+    assert [sockets(pid, web.port, LISTEN) for pid in workers] == [1, 1, 1]
+    assert sockets(web.pid, web.port, LISTEN) == 0  # the master hands out no shared socket
+
+
+def test_connections_are_spread_over_the_workers(redis_server, start_gunicorn) -> None:
+    """The kernel hashes each new connection to one worker's socket: none is left idle."""
+    web = start_gunicorn(redis_server.url, workers=2)
+    connections = [http.client.HTTPConnection("127.0.0.1", web.port, timeout=10) for _ in range(32)]
+    try:
+        for connection in connections:
+            connection.request("GET", "/readyz")
+            assert connection.getresponse().read()
+        per_worker = [sockets(pid, web.port, ESTABLISHED) for pid in web.worker_pids()]
+    finally:
+        for connection in connections:
+            connection.close()
+    assert sum(per_worker) == 32
+    # Each worker holds some of them (with a shared socket one worker could take nearly all);
+    # a binomial split of 32 leaves fewer than 4 on one side about twice in a million runs.
+    assert min(per_worker) >= 4
