@@ -10,6 +10,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
 from service.api import errors, limits, matches, meld, meta, stream
+from service.api.jsonprovider import OrjsonProvider
 from service.config import Settings
 from service.referee import Referee
 from service.store.connection import connect, connect_blocking
@@ -33,8 +34,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         JSON_SORT_KEYS=False,
     )
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.json.compact = True  # type: ignore[attr-defined]
+    app.json = OrjsonProvider(app)
     app.extensions["redis"] = redis = connect(settings)
     store = MatchStore(redis, blocking=connect_blocking(settings))
     app.extensions["referee"] = Referee(

@@ -52,8 +52,16 @@ class RulesSchema(Schema):
         return Rules(**values)
 
 
+def _unicode_text(value: str) -> None:
+    """Refuse a lone surrogate (JSON's ``"\\ud800"``): it is not a character any client can show."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("Not valid Unicode text (a lone surrogate).") from None
+
+
 class PlayerSchema(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    name = fields.String(required=True, validate=[validate.Length(min=1, max=40), _unicode_text])
     bot = Flag(load_default=False)
 
     @post_load

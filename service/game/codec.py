@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import fields
+from functools import lru_cache
 from typing import Any
 
 from service.game.errors import MatchDecodeError
@@ -103,7 +104,13 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
 
 def rules_to_dict(rules: Rules) -> dict[str, Any]:
     """Return every rule option by name, enums as their values."""
-    return {field.name: _plain(getattr(rules, field.name)) for field in fields(Rules)}
+    return dict(_rules_items(rules))
+
+
+@lru_cache(maxsize=256)
+def _rules_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
+    # Every stored state and view holds the rules: work each match's rules out once.
+    return tuple((field.name, _plain(getattr(rules, field.name))) for field in fields(Rules))
 
 
 def rules_from_dict(data: Mapping[str, Any]) -> Rules:

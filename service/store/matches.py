@@ -15,7 +15,6 @@ hint: settling always reads the match itself.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -24,6 +23,8 @@ from typing import Any
 
 from redis import Redis
 from redis.exceptions import RedisClusterException, RedisError
+
+from service import jsoncodec
 
 __all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
 
@@ -146,7 +147,7 @@ class MatchStore:
         now = int(seconds) + int(micros) / 1_000_000
         if version is None:
             return None, now
-        return StoredMatch(int(version), None if state is None else json.loads(state)), now
+        return StoredMatch(int(version), None if state is None else jsoncodec.loads(state)), now
 
     def exists(self, match_id: str) -> bool:
         """Whether the match is stored (without reading its state)."""
@@ -157,7 +158,7 @@ class MatchStore:
         version, state = self.redis.hmget(self.state_key(match_id), "v", "s")
         if version is None or state is None:
             return None
-        return StoredMatch(int(version), json.loads(state))
+        return StoredMatch(int(version), jsoncodec.loads(state))
 
     def commit(
         self,
@@ -184,17 +185,17 @@ class MatchStore:
         idem_key, idem_value = ("", "")
         if idempotency is not None:
             idem_key, record = idempotency
-            idem_value = json.dumps(record, separators=(",", ":"))
+            idem_value = jsoncodec.dumps(record)
         argv: list[Any] = [
             "" if expected_version is None else str(expected_version),
             str(version),
-            json.dumps(state, separators=(",", ":")),
+            jsoncodec.dumps(state),
             idem_value,
             str(self.idempotency_ttl),
             str(len(events)),
         ]
         for seq, event in events:
-            argv += [str(seq), json.dumps(event, separators=(",", ":"))]
+            argv += [str(seq), jsoncodec.dumps(event)]
         argv += [str(ttl), "" if deadline is None else repr(deadline), match_id]
         keys = [
             self.state_key(match_id),
@@ -215,7 +216,7 @@ class MatchStore:
         entries = self.redis.xrange(
             self.events_key(match_id), min=f"(0-{after}", max="+", count=limit
         )
-        return [json.loads(fields["e"]) for _, fields in entries]
+        return [jsoncodec.loads(fields["e"]) for _, fields in entries]
 
     def wait_after(self, match_id: str, version: int, *, timeout: float) -> None:
         """Block until an event after ``version`` exists, or ``timeout`` seconds pass.
@@ -233,7 +234,7 @@ class MatchStore:
     def idempotent_answer(self, match_id: str, seat: int, key: str) -> dict[str, Any] | None:
         """Return the recorded first answer to ``key`` from ``seat``, if any."""
         raw = self.redis.get(self.idempotency_key(match_id, seat, key))
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsoncodec.loads(raw))
 
     def schedule(self, match_id: str, deadline: float | None) -> None:
         """Record (or clear) the match's next deadline for the sweeper, as a hint.

@@ -76,6 +76,24 @@ def test_a_bad_match_request_is_a_400_problem(client, body: dict) -> None:
     assert response.content_type == "application/problem+json"
 
 
+def test_a_name_that_is_not_unicode_text_is_a_400(client) -> None:
+    # Python's json reads the escape of a lone surrogate; it is no character a client can show.
+    body = '{"players": [{"name": "Ann\\ud800"}, {"name": "Bo"}]}'
+    response = client.post("/v1/matches", data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert "Unicode" in response.get_data(as_text=True)
+
+
+def test_names_in_any_script_come_back_as_sent_in_views_and_events(client) -> None:
+    names = ["Åsa Ström", "玩家一", "Dealer 🀄"]
+    created, seats = create(client, *names)
+    assert [seat["name"] for seat in created["seats"]] == names
+    assert [player["name"] for player in seats[1].view().get_json()["players"]] == names
+    events = client.get(f"/v1/matches/{created['id']}/events").get_json()["events"]
+    assert names[2] in client.get(f"/v1/matches/{created['id']}/events").get_data(as_text=True)
+    assert events[0]["type"] == "match_created"
+
+
 def test_the_same_seed_deals_the_same_racks(client) -> None:
     racks = []
     for _ in range(2):

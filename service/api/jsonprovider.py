@@ -1,0 +1,28 @@
+"""Flask's JSON answers, written with orjson (``service.jsoncodec``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.json.provider import DefaultJSONProvider
+
+from service.jsoncodec import dumps
+
+__all__ = ["OrjsonProvider"]
+
+
+class OrjsonProvider(DefaultJSONProvider):
+    """Flask's JSON provider, answering with orjson: compact, keys in insertion order.
+
+    Only answers (``jsonify``, views that return a dict) change; ``dumps`` and ``loads`` stay
+    the standard library's.
+    """
+
+    sort_keys = False
+    compact = True
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        if len(args) == 1 and not kwargs:
+            return self._app.response_class(dumps(args[0]) + b"\n", mimetype=self.mimetype)
+        return super().response(*args, **kwargs)
