@@ -61,14 +61,26 @@ class Tile:
     colour: Colour | None
     number: int | None
     code: str = field(init=False, repr=False, compare=False)
-    """The tile's code, such as ``"R7"`` or ``"J"`` (worked out once: codes are hot)."""
+    """The tile's code, such as ``"R7"`` or ``"J"``."""
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Both worked out once: tiles are hashed in every multiset operation, and codes are
+        # written for every stored state and view.
         if self.colour is None or self.number is None:
             code = "J"
         else:
             code = f"{self.colour.value}{self.number}"
         object.__setattr__(self, "code", code)
+        object.__setattr__(self, "_hash", hash((self.colour, self.number)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        # Pickled by code, so that another process works its own hash out (str hashes differ
+        # between processes) and gets the interned tile.
+        return (Tile.parse, (self.code,))
 
     @staticmethod
     def parse(code: str) -> Tile:

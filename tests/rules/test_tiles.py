@@ -1,4 +1,8 @@
+import pickle
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +53,24 @@ def test_identical_tiles_are_interchangeable_in_a_multiset() -> None:
 def test_a_joker_left_on_a_rack_costs_30_and_a_tile_its_number() -> None:
     assert JOKER.penalty == 30
     assert Tile.parse("K12").penalty == 12
+
+
+def test_a_tile_pickled_in_one_process_is_the_same_key_in_another() -> None:
+    # A tile keeps its hash; string hashes differ between processes, so a pickle must not
+    # carry it across (multisets sent to another process would miss their own keys).
+    rack = Counter([Tile.parse("R7"), Tile.parse("R7"), JOKER])
+    script = (
+        "import pickle, sys\n"
+        "from service.rules import JOKER, Tile\n"
+        "rack = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(rack[Tile.parse('R7')], rack[JOKER], Tile.parse('R7') in rack)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=pickle.dumps(rack),
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={"PYTHONHASHSEED": "random", "PATH": ""},
+        check=True,
+    )
+    assert done.stdout.split() == [b"2", b"1", b"True"]
