@@ -6,7 +6,8 @@ Everything comes from the environment, with these defaults:
 
     HOST=127.0.0.1  PORT=8000           where to listen
     WEB_CONCURRENCY=cores (2 to 8)      worker processes
-    GUNICORN_THREADS=64                 threads per worker (long polls each hold one)
+    GUNICORN_THREADS=64                 most threads per worker (long polls each hold one)
+    GUNICORN_ACTIVE_THREADS=4           requests a worker runs at once (service/worker.py)
     GUNICORN_REUSE_PORT=1               one listening socket per worker (0: one shared socket)
     FORWARDED_ALLOW_IPS=127.0.0.1       proxies trusted for X-Forwarded-* headers
     LOG_LEVEL=info
@@ -19,13 +20,18 @@ Why these defaults (measured with ``make bench`` on 2 cores; see README "Scale")
   lock, so a worker uses at most about one core; the threads only cover the waits on Redis and
   on slow clients. More workers than cores made the machine's scheduler, not the work, decide
   the slowest answers: with 5 workers on 2 cores the p99 latency of the same load varied from
-  60 to 300 ms between runs, with 2 it stayed near 60 ms.
+  60 to 300 ms between runs, with 2 it stayed near 60 ms (before the worker below).
 - ``reuse_port``: each worker listens on a socket of its own (``SO_REUSEPORT``) and the kernel
   spreads new connections across them. With one shared socket the worker that happens to wake
   first takes most of a burst of connections (28 of 32 in one run) while the other idles;
   keep-alive connections then stay unbalanced for their whole life. Because ``SO_REUSEPORT``
   would also let a second server bind the same port silently, ``on_starting`` below first
   checks that nothing listens there yet.
+- ``service.worker.ThreadWorker``: gunicorn's ``gthread`` worker, but a worker runs at most
+  ``GUNICORN_ACTIVE_THREADS`` requests at once and queues the rest in order; long-polls,
+  event streams and solver searches give their slot up while they wait
+  (``service/threads.py``). With 64 threads all taking turns at the interpreter lock a move
+  cost 33 context switches and ~1,200 us of CPU; with 4 at a time, 13 and ~900 us.
 - ``gc.freeze()`` once the app is built: the tens of thousands of objects that importing
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
   on every full collection (which holds the worker's lock while it runs).
@@ -45,7 +51,7 @@ def _int_from_env(name: str, default: int) -> int:
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int_from_env('PORT', 8000)}"
 workers = _int_from_env("WEB_CONCURRENCY", max(2, min(multiprocessing.cpu_count(), 8)))
-worker_class = "gthread"
+worker_class = "service.worker.ThreadWorker"  # gthread on an elastic pool: see service/threads.py
 threads = _int_from_env("GUNICORN_THREADS", 64)  # each open event stream or long-poll holds one
 preload_app = False
 reuse_port = os.environ.get("GUNICORN_REUSE_PORT", "1").strip() != "0"

@@ -28,6 +28,7 @@ from service.game import Match, PlayerSpec, Setup, Status, Transition
 from service.rules import Rules, Tile
 from service.rules.solver import Solution, solve
 from service.store.matches import MatchStore, VersionConflict
+from service.threads import long_wait
 
 __all__ = [
     "Action",
@@ -140,13 +141,34 @@ class DecodedCache:
                 self._entries.popitem(last=False)
 
 
+@dataclass(frozen=True, slots=True)
+class SteppingAside(game.Autoplay):
+    """Bot turns and stalemate proofs whose searches free their request's run slot.
+
+    A search usually takes a few milliseconds but may take its whole budget (seconds): the
+    requests queued behind it in the worker start meanwhile (see :mod:`service.threads`).
+    """
+
+    def best_play(
+        self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
+    ) -> Solution:
+        with long_wait():
+            return game.Autoplay.best_play(self, table, rack, melded, rules)
+
+    def can_play(
+        self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
+    ) -> bool | None:
+        with long_wait():
+            return game.Autoplay.can_play(self, table, rack, melded, rules)
+
+
 @dataclass
 class Referee:
     """Use cases over a :class:`MatchStore`; ``advance`` settles deadlines and bot turns."""
 
     store: MatchStore
     finished_ttl: int = 7 * 24 * 3600
-    autoplay: game.Autoplay = field(default_factory=game.Autoplay)
+    autoplay: game.Autoplay = field(default_factory=SteppingAside)
     hint_budget: float = 3.0
     on_events: Callable[[tuple[game.Event, ...]], None] | None = None
     _decoded: DecodedCache = field(default_factory=lambda: DecodedCache(2048), repr=False)
@@ -204,13 +226,14 @@ class Referee:
         if match.status is not Status.PLAYING:
             raise game.WrongPhase("there is no game being played to give a hint for")
         player = match.players[seat]
-        solution = solve(
-            match.table,
-            Counter(player.rack),
-            melded=player.melded,
-            rules=match.rules,
-            time_budget=self.hint_budget,
-        )
+        with long_wait():  # a search may take its whole budget: free the run slot
+            solution = solve(
+                match.table,
+                Counter(player.rack),
+                melded=player.melded,
+                rules=match.rules,
+                time_budget=self.hint_budget,
+            )
         return match, seat, solution
 
     def wait(self, match_id: str, version: int, *, timeout: float) -> None:

@@ -19,6 +19,7 @@ from service.api.schemas import (
 from service.game import Match
 from service.game.state import sorted_rack
 from service.referee import Action, Moved, Referee
+from service.threads import long_wait
 
 __all__ = ["blueprint"]
 
@@ -83,7 +84,8 @@ def get_match(match_id: str) -> Response:
     token = auth.bearer_token()
     if "wait_version" in query:
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
-        referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
+        with long_wait():  # free this request's run slot while it waits (service/threads.py)
+            referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})

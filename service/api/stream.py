@@ -37,6 +37,7 @@ from service.config import Settings
 from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
 from service.store.matches import MatchStore
+from service.threads import long_wait
 
 __all__ = ["blueprint", "sse_message"]
 
@@ -144,6 +145,10 @@ class _Follower:
 
     def messages(self) -> Iterator[str]:
         """Yield SSE text until the match is finished and sent, or the client leaves."""
+        with long_wait():  # the stream holds its thread for minutes: free its run slot
+            yield from self._messages()
+
+    def _messages(self) -> Iterator[str]:
         client = self.connect(self.keepalive)
         started = time.monotonic()
         STREAMS_OPEN.inc()

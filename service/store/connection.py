@@ -1,22 +1,96 @@
-"""Building the Redis client: one per worker, bounded pool, explicit timeouts."""
+"""Building the Redis client: one per worker, bounded pool, explicit timeouts, and a pause
+after a Redis that did not answer (see :class:`Breakers`)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 from redis._parsers import Encoder
 from redis.backoff import ExponentialBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.commands.core import Script
+from redis.connection import AbstractConnection, Connection
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from service.config import Settings
 
-__all__ = ["LazyCluster", "connect", "connect_blocking"]
+__all__ = ["Breakers", "LazyCluster", "StoreUnavailable", "connect", "connect_blocking"]
+
+
+class StoreUnavailable(RedisError):
+    """Not sent: this Redis failed to answer a moment ago (the API answers 503)."""
+
+
+class Breakers:
+    """One circuit breaker per Redis address, for a worker's connections to it.
+
+    When a call to a Redis times out or loses its connection, the next calls to that address
+    fail at once with :class:`StoreUnavailable` for ``pause`` seconds, instead of each waiting
+    out the socket timeout; then calls try again. A frozen Redis thus costs one timeout per
+    pause, not one per request: requests queued behind the first ones (the worker runs a few
+    at a time, see :mod:`service.threads`) answer 503 at once rather than one timeout after
+    another.
+    """
+
+    def __init__(self, pause: float) -> None:
+        self.pause = pause
+        self._until: dict[object, float] = {}
+
+    def check(self, address: object) -> None:
+        """Raise :class:`StoreUnavailable` while ``address`` is paused."""
+        until = self._until.get(address)
+        if until is not None and time.monotonic() < until:
+            raise StoreUnavailable(
+                f"Redis at {address} did not answer a moment ago; not asked again for now"
+            )
+
+    def trip(self, address: object) -> None:
+        """Pause ``address`` for the next ``pause`` seconds."""
+        self._until[address] = time.monotonic() + self.pause
+
+    def connection_class(self, base: type[AbstractConnection]) -> type[AbstractConnection]:
+        """``base`` (a redis-py connection class) checked against, and tripping, these breakers."""
+        breakers = self
+        failures = (RedisConnectionError, RedisTimeoutError)
+
+        class Guarded(base):  # type: ignore[valid-type, misc]
+            def _address(self) -> object:
+                return getattr(self, "path", None) or (self.host, self.port)
+
+            def connect_check_health(self, *args: Any, **kwargs: Any) -> Any:
+                breakers.check(self._address())
+                try:
+                    return super().connect_check_health(*args, **kwargs)
+                except failures:
+                    breakers.trip(self._address())
+                    raise
+
+            def send_packed_command(self, *args: Any, **kwargs: Any) -> Any:
+                breakers.check(self._address())
+                try:
+                    return super().send_packed_command(*args, **kwargs)
+                except failures:
+                    breakers.trip(self._address())
+                    raise
+
+            def read_response(self, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return super().read_response(*args, **kwargs)
+                except failures:
+                    breakers.trip(self._address())
+                    raise
+
+        Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
+        return Guarded
 
 
 def connect(settings: Settings) -> Any:
@@ -27,6 +101,7 @@ def connect(settings: Settings) -> Any:
     frozen or stopped Redis makes requests fail fast (503) instead of hanging.
     """
     retry = Retry(ExponentialBackoff(cap=0.1, base=0.02), retries=1)
+    breakers = Breakers(pause=max(settings.redis_socket_timeout, 0.25))
     common: dict[str, Any] = {
         "socket_connect_timeout": settings.redis_connect_timeout,
         "socket_timeout": settings.redis_socket_timeout,
@@ -38,13 +113,16 @@ def connect(settings: Settings) -> Any:
         nodes = [_node(part) for part in settings.redis_cluster_nodes.split(",") if part.strip()]
         return LazyCluster(
             lambda: RedisCluster(
-                startup_nodes=nodes, max_connections=settings.redis_max_connections, **common
+                startup_nodes=nodes,
+                max_connections=settings.redis_max_connections,
+                **common,
             )
         )
     pool = redis.BlockingConnectionPool.from_url(
         settings.redis_url,
         max_connections=settings.redis_max_connections,
         timeout=settings.redis_pool_timeout,
+        connection_class=breakers.connection_class(_connection_class(settings.redis_url)),
         **common,
     )
     return redis.Redis(connection_pool=pool)
@@ -86,6 +164,16 @@ def connect_blocking(settings: Settings) -> Any:
     """Return a client for long-polls: the same timeouts, and a pool as large as the threads
     that may wait at once (``REDIS_BLOCKING_CONNECTIONS``), apart from the requests' pool."""
     return connect(replace(settings, redis_max_connections=settings.redis_blocking_connections))
+
+
+def _connection_class(url: str) -> type[AbstractConnection]:
+    """The redis-py connection class a URL names (``from_url`` picks it unless given one)."""
+    scheme = urlsplit(url).scheme
+    if scheme == "rediss":
+        return redis.SSLConnection
+    if scheme == "unix":
+        return redis.UnixDomainSocketConnection
+    return Connection
 
 
 def _node(text: str) -> ClusterNode:

@@ -182,7 +182,7 @@ class MatchStore:
         (where the index lives in another slot; see :meth:`schedule`).
         Raises :class:`VersionConflict` when another change got there first.
         """
-        idem_key, idem_value = ("", "")
+        idem_key, idem_value = "", b""
         if idempotency is not None:
             idem_key, record = idempotency
             idem_value = jsoncodec.dumps(record)

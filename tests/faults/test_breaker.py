@@ -1,0 +1,51 @@
+"""The Redis client's circuit breaker (service/store/connection.py), against a real Redis."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from service.config import Settings
+from service.store.connection import StoreUnavailable, connect
+
+
+def timed(call) -> tuple[BaseException | None, float]:
+    started = time.monotonic()
+    try:
+        call()
+    except Exception as error:  # the test looks at which
+        return error, time.monotonic() - started
+    return None, time.monotonic() - started
+
+
+@pytest.mark.parametrize("fault", ["frozen", "stopped"])
+def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(own_redis, fault) -> None:
+    server = own_redis()
+    settings = Settings.from_env().with_overrides(
+        {"redis_url": server.url, "redis_socket_timeout": 0.5, "redis_connect_timeout": 0.5}
+    )
+    client = connect(settings)
+    assert client.ping()
+    if fault == "frozen":
+        server.pause()
+    else:
+        server.stop()
+    try:
+        first, first_seconds = timed(client.ping)
+        # The failure opens the breaker, so redis-py's one retry fails at once.
+        assert isinstance(first, RedisTimeoutError | RedisConnectionError | StoreUnavailable)
+        if fault == "frozen":
+            assert 0.4 <= first_seconds < 0.9  # one socket timeout, not two
+        later, later_seconds = timed(client.ping)
+        assert isinstance(later, StoreUnavailable)
+        assert later_seconds < 0.05  # not sent: the breaker is open
+    finally:
+        if fault == "frozen":
+            server.resume()
+        else:
+            server.start()
+    time.sleep(0.6)  # the pause is over
+    assert client.ping()

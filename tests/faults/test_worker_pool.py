@@ -1,0 +1,76 @@
+"""The gunicorn worker's pool (service/worker.py): one run slot, yet waits never block others."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from tests.support.gunicorn_process import http_request
+
+QUICK = 1.0  # seconds: far less than any of the waits below
+
+
+def one_slot(redis_server, start_gunicorn):
+    return start_gunicorn(
+        redis_server.url, workers=1, threads=16, env={"GUNICORN_ACTIVE_THREADS": "1"}
+    )
+
+
+def create(web) -> dict:
+    body = {"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"turn_seconds": 0}}
+    return web.request("POST", "/v1/matches", body).body
+
+
+def timed(call) -> tuple[object, float]:
+    started = time.monotonic()
+    answer = call()
+    return answer, time.monotonic() - started
+
+
+def test_open_long_polls_and_streams_leave_the_slot_to_other_requests(
+    redis_server, start_gunicorn
+) -> None:
+    web = one_slot(redis_server, start_gunicorn)
+    created = create(web)
+    path = f"/v1/matches/{created['id']}"
+    version = created["match"]["version"]
+    answers: list = []
+    waiting = [
+        threading.Thread(
+            target=lambda: answers.append(
+                http_request(
+                    web.port, "GET", f"{path}?wait_version={version}&timeout=5", timeout=15
+                )
+            )
+        )
+        for _ in range(3)
+    ]
+    stream = socket.create_connection(("127.0.0.1", web.port), timeout=10)
+    stream.sendall(f"GET {path}/stream HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    for thread in waiting:
+        thread.start()
+    time.sleep(0.5)  # all of them waiting now
+    reply, seconds = timed(lambda: web.request("GET", path, timeout=10))
+    assert reply.status == 200
+    assert seconds < QUICK
+    stream.close()
+    for thread in waiting:
+        thread.join(15)
+    assert [answer.status for answer in answers] == [200, 200, 200]
+
+
+def test_silent_new_connections_leave_the_slot_to_other_requests(
+    redis_server, start_gunicorn
+) -> None:
+    web = one_slot(redis_server, start_gunicorn)
+    # Connections that send nothing (browsers open spare ones) wait without a slot.
+    silent = [socket.create_connection(("127.0.0.1", web.port), timeout=10) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        reply, seconds = timed(lambda: web.request("GET", "/readyz", timeout=10))
+        assert reply.status == 200
+        assert seconds < QUICK
+    finally:
+        for connection in silent:
+            connection.close()
