@@ -7,7 +7,7 @@ Everything comes from the environment, with these defaults:
     HOST=127.0.0.1  PORT=8000           where to listen
     WEB_CONCURRENCY=cores (2 to 8)      worker processes
     GUNICORN_THREADS=64                 most threads per worker (long polls each hold one)
-    GUNICORN_ACTIVE_THREADS=4           requests a worker runs at once (service/worker.py)
+    GUNICORN_ACTIVE_THREADS=3           requests a worker runs at once (service/worker.py)
     GUNICORN_REUSE_PORT=1               one listening socket per worker (0: one shared socket)
     FORWARDED_ALLOW_IPS=127.0.0.1       proxies trusted for X-Forwarded-* headers
     LOG_LEVEL=info
@@ -31,7 +31,10 @@ Why these defaults (measured with ``make bench`` on 2 cores; see README "Scale")
   ``GUNICORN_ACTIVE_THREADS`` requests at once and queues the rest in order; long-polls,
   event streams and solver searches give their slot up while they wait
   (``service/threads.py``). With 64 threads all taking turns at the interpreter lock a move
-  cost 33 context switches and ~1,200 us of CPU; with 4 at a time, 13 and ~900 us.
+  cost 33 context switches and ~1,200 us of CPU; with 4 at a time, 13 and ~900 us. Enough
+  slots keep a core busy while some requests wait on Redis: about 1 + (a request's time
+  waiting on Redis / its CPU time). With Redis on the same machine or network, 2 to 4 did
+  best in the bench (3: the write mix's p99 36 ms, 4: 46 ms); raise it for a distant Redis.
 - ``gc.freeze()`` once the app is built: the tens of thousands of objects that importing
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
   on every full collection (which holds the worker's lock while it runs).

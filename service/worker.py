@@ -2,7 +2,7 @@
 
 ``deploy/gunicorn.conf.py`` selects it (``worker_class = "service.worker.ThreadWorker"``):
 ``GUNICORN_THREADS`` is the pool's most threads (open long-polls and event streams each hold
-one) and ``GUNICORN_ACTIVE_THREADS`` (default 4) how many requests run at once.
+one) and ``GUNICORN_ACTIVE_THREADS`` (default 3) how many requests run at once.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from service.threads import ElasticPool, long_wait
 
 __all__ = ["DEFAULT_ACTIVE_THREADS", "ThreadWorker"]
 
-DEFAULT_ACTIVE_THREADS = 4
+DEFAULT_ACTIVE_THREADS = 3
 
 
 class ThreadWorker(gthread.ThreadWorker):
