@@ -97,17 +97,12 @@ class ElasticPool(Executor):
             for thread in threads:
                 thread.join()
 
-    # -- what tests and metrics read ------------------------------------------------------
+    # -- what tests read ----------------------------------------------------------------------
 
     @property
     def threads(self) -> int:
         """Threads started so far (they are kept, idle, for later jobs)."""
         return len(self._threads)
-
-    @property
-    def queued(self) -> int:
-        """Jobs waiting for a run slot."""
-        return len(self._jobs)
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -63,31 +63,24 @@ class Breakers:
         failures = (RedisConnectionError, RedisTimeoutError)
 
         class Guarded(base):  # type: ignore[valid-type, misc]
-            def _address(self) -> object:
-                return getattr(self, "path", None) or (self.host, self.port)
+            def _guarded(self, method: Any, args: Any, kwargs: Any, *, ask: bool) -> Any:
+                address = getattr(self, "path", None) or (self.host, self.port)
+                if ask:  # sending something: not while the breaker is open
+                    breakers.check(address)
+                try:
+                    return method(self, *args, **kwargs)
+                except failures:
+                    breakers.trip(address)
+                    raise
 
             def connect_check_health(self, *args: Any, **kwargs: Any) -> Any:
-                breakers.check(self._address())
-                try:
-                    return super().connect_check_health(*args, **kwargs)
-                except failures:
-                    breakers.trip(self._address())
-                    raise
+                return self._guarded(base.connect_check_health, args, kwargs, ask=True)
 
             def send_packed_command(self, *args: Any, **kwargs: Any) -> Any:
-                breakers.check(self._address())
-                try:
-                    return super().send_packed_command(*args, **kwargs)
-                except failures:
-                    breakers.trip(self._address())
-                    raise
+                return self._guarded(base.send_packed_command, args, kwargs, ask=True)
 
             def read_response(self, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    return super().read_response(*args, **kwargs)
-                except failures:
-                    breakers.trip(self._address())
-                    raise
+                return self._guarded(base.read_response, args, kwargs, ask=False)
 
         Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
         return Guarded
