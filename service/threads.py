@@ -4,14 +4,15 @@ A gunicorn ``gthread`` worker hands each request to a thread of its pool. With t
 pool, 32 requests in flight in one worker are 32 threads taking turns at one interpreter lock:
 every wait on Redis hands the lock to another thread, and each hand-over is a context switch.
 Measured with ``make bench`` (2 cores, 32 connections), a move cost 33 context switches and
-about 1,200 us of CPU with 64 threads per worker, 13 switches and about 1,000 us with 4.
+about 1,200 us of CPU with 64 threads per worker, 13 switches and about 900 us with 4.
 
 But a long-poll or an event stream holds its thread for seconds or minutes, so the pool
 cannot simply be small. :class:`ElasticPool` keeps ``active`` run slots: a thread needs a slot
 to start a request, and requests beyond that wait in order in a queue, where they cost
-nothing. A request about to wait long calls :func:`long_wait`, which gives its slot to the
-next request (starting another thread if none is idle, up to ``maximum``); it finishes
-without one. So the active requests stay few while any number of waits, up to ``maximum``,
+nothing. A request about to wait long enters :func:`long_wait`, which gives its slot to the
+next request (starting another thread if none is idle, up to ``maximum``) and, when the wait
+is over, takes a slot back before the request goes on (requests back from a wait come before
+queued ones). So the active requests stay few while any number of waits, up to ``maximum``,
 are open.
 """
 
