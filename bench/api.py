@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.rules import full_set  # noqa: E402
+from service.worker import DEFAULT_ACTIVE_THREADS  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 CONNECTIONS = 32
@@ -172,7 +173,8 @@ def main() -> int:
         api = Api(port)
         api.wait_ready(gunicorn, folder / "gunicorn.log")
         print(
-            f"gunicorn on :{port} ({workers()} workers x {threads()} threads),"
+            f"gunicorn on :{port} ({workers()} workers x {threads()} threads,"
+            f" {active()} requests at a time),"
             f" Redis on :{redis_server.port}, wrk {args.threads} thread(s),"
             f" {CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s per load"
         )
@@ -241,6 +243,11 @@ def workers() -> int:
 def threads() -> int:
     """GUNICORN_THREADS, else deploy/gunicorn.conf.py's default."""
     return int(os.environ.get("GUNICORN_THREADS") or 64)
+
+
+def active() -> int:
+    """GUNICORN_ACTIVE_THREADS, else service/worker.py's default."""
+    return int(os.environ.get("GUNICORN_ACTIVE_THREADS") or DEFAULT_ACTIVE_THREADS)
 
 
 def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
