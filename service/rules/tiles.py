@@ -77,10 +77,10 @@ class Tile:
     def __hash__(self) -> int:
         return self._hash
 
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        # Pickled by code, so that another process works its own hash out (str hashes differ
-        # between processes) and gets the interned tile.
-        return (Tile.parse, (self.code,))
+    def __reduce__(self) -> tuple[object, tuple[Colour | None, int | None]]:
+        # Pickled (and copied) by its fields, so that another process works its own hash out:
+        # string hashes differ between processes.
+        return (Tile, (self.colour, self.number))
 
     @staticmethod
     def parse(code: str) -> Tile:
