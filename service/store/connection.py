@@ -35,7 +35,8 @@ class Breakers:
 
     When a call to a Redis times out or loses its connection, the next calls to that address
     fail at once with :class:`StoreUnavailable` for ``pause`` seconds, instead of each waiting
-    out the socket timeout; then calls try again. A frozen Redis thus costs one timeout per
+    out the socket timeout; then calls try again. An answer from that Redis ends the pause at
+    once. A frozen Redis thus costs one timeout per
     pause, not one per request: requests queued behind the first ones (the worker runs a few
     at a time, see :mod:`service.threads`) answer 503 at once rather than one timeout after
     another.
@@ -57,6 +58,12 @@ class Breakers:
         """Pause ``address`` for the next ``pause`` seconds."""
         self._until[address] = time.monotonic() + self.pause
 
+    def answered(self, address: object) -> None:
+        """``address`` answered a call: it is back (a call sent before a pause may answer
+        after the Redis comes back, which ends the pause at once)."""
+        if self._until:
+            self._until.pop(address, None)
+
     def connection_class(self, base: type[AbstractConnection]) -> type[AbstractConnection]:
         """``base`` (a redis-py connection class) checked against, and tripping, these breakers."""
         breakers = self
@@ -68,10 +75,13 @@ class Breakers:
                 if ask:  # sending something: not while the breaker is open
                     breakers.check(address)
                 try:
-                    return method(self, *args, **kwargs)
+                    answer = method(self, *args, **kwargs)
                 except failures:
                     breakers.trip(address)
                     raise
+                if not ask:  # an answer read: this Redis is there
+                    breakers.answered(address)
+                return answer
 
             def connect_check_health(self, *args: Any, **kwargs: Any) -> Any:
                 return self._guarded(base.connect_check_health, args, kwargs, ask=True)

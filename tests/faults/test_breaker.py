@@ -9,7 +9,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.config import Settings
-from service.store.connection import StoreUnavailable, connect
+from service.store.connection import Breakers, StoreUnavailable, connect
 
 
 def timed(call) -> tuple[BaseException | None, float]:
@@ -49,3 +49,15 @@ def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(own_redis, fa
             server.start()
     time.sleep(0.6)  # the pause is over
     assert client.ping()
+
+
+def test_an_answer_ends_the_pause_at_once() -> None:
+    # A call sent before the pause (it was waiting on a frozen Redis) that gets its answer
+    # once Redis is back shows the Redis is there: later calls need not wait out the pause.
+    breakers = Breakers(pause=60)
+    breakers.trip(("redis", 6379))
+    with pytest.raises(StoreUnavailable):
+        breakers.check(("redis", 6379))
+    breakers.check(("other", 6379))  # another address is not paused
+    breakers.answered(("redis", 6379))
+    breakers.check(("redis", 6379))
