@@ -30,6 +30,7 @@ import http.client
 import json
 import os
 import random
+import runpy
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.rules import full_set  # noqa: E402
-from service.worker import DEFAULT_ACTIVE_THREADS  # noqa: E402
+from service.worker import active_threads  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 CONNECTIONS = 32
@@ -174,7 +175,7 @@ def main() -> int:
         api.wait_ready(gunicorn, folder / "gunicorn.log")
         print(
             f"gunicorn on :{port} ({workers()} workers x {threads()} threads,"
-            f" {active()} requests at a time),"
+            f" {active_threads()} requests at a time),"
             f" Redis on :{redis_server.port}, wrk {args.threads} thread(s),"
             f" {CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s per load"
         )
@@ -235,19 +236,18 @@ def ensure_wrk() -> str | None:
     return None
 
 
+def gunicorn_setting(name: str) -> int:
+    """A setting as deploy/gunicorn.conf.py works it out from this environment."""
+    value: int = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))[name]
+    return value
+
+
 def workers() -> int:
-    """WEB_CONCURRENCY, else deploy/gunicorn.conf.py's default: one worker per core, 2 to 8."""
-    return int(os.environ.get("WEB_CONCURRENCY") or max(2, min(os.cpu_count() or 1, 8)))
+    return gunicorn_setting("workers")
 
 
 def threads() -> int:
-    """GUNICORN_THREADS, else deploy/gunicorn.conf.py's default."""
-    return int(os.environ.get("GUNICORN_THREADS") or 64)
-
-
-def active() -> int:
-    """GUNICORN_ACTIVE_THREADS, else service/worker.py's default."""
-    return int(os.environ.get("GUNICORN_ACTIVE_THREADS") or DEFAULT_ACTIVE_THREADS)
+    return gunicorn_setting("threads")
 
 
 def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[bytes]:

@@ -13,9 +13,15 @@ from gunicorn.workers import gthread
 
 from service.threads import ElasticPool, long_wait
 
-__all__ = ["DEFAULT_ACTIVE_THREADS", "ThreadWorker"]
+__all__ = ["DEFAULT_ACTIVE_THREADS", "ThreadWorker", "active_threads"]
 
 DEFAULT_ACTIVE_THREADS = 3
+
+
+def active_threads() -> int:
+    """``GUNICORN_ACTIVE_THREADS``, else :data:`DEFAULT_ACTIVE_THREADS`."""
+    value = os.environ.get("GUNICORN_ACTIVE_THREADS", "").strip()
+    return int(value) if value else DEFAULT_ACTIVE_THREADS
 
 
 class ThreadWorker(gthread.ThreadWorker):
@@ -23,9 +29,8 @@ class ThreadWorker(gthread.ThreadWorker):
 
     def get_thread_pool(self) -> ElasticPool:
         maximum = self.cfg.threads
-        value = os.environ.get("GUNICORN_ACTIVE_THREADS", "").strip()
-        active = int(value) if value else DEFAULT_ACTIVE_THREADS
-        return ElasticPool(min(max(active, 1), maximum), maximum, name="request")
+        active = min(max(active_threads(), 1), maximum)
+        return ElasticPool(active, maximum, name="request")
 
     def handle(self, conn: gthread.TConn) -> object:
         # A new connection may stay silent for seconds (browsers open spare ones): wait for

@@ -8,14 +8,13 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
 import redis
 from redis._parsers import Encoder
 from redis.backoff import ExponentialBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.commands.core import Script
-from redis.connection import AbstractConnection, Connection
+from redis.connection import AbstractConnection, Connection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -171,12 +170,8 @@ def connect_blocking(settings: Settings) -> Any:
 
 def _connection_class(url: str) -> type[AbstractConnection]:
     """The redis-py connection class a URL names (``from_url`` picks it unless given one)."""
-    scheme = urlsplit(url).scheme
-    if scheme == "rediss":
-        return redis.SSLConnection
-    if scheme == "unix":
-        return redis.UnixDomainSocketConnection
-    return Connection
+    named: type[AbstractConnection] = parse_url(url).get("connection_class", Connection)
+    return named
 
 
 def _node(text: str) -> ClusterNode:
