@@ -17,7 +17,7 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
 # Folders that exist yet: other parts of the tree are still being written.
-LINT_DIRS = $(wildcard service tests bench)
+LINT_DIRS = $(wildcard service tests bench deploy)
 TYPED_DIRS = $(wildcard service/rules service/game)
 OPENAPI = $(firstword $(wildcard openapi.yaml))
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))

@@ -79,7 +79,7 @@ loglevel = os.environ.get("LOG_LEVEL", "info")
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 
-def on_starting(server):  # noqa: ANN001 - gunicorn's hook signature
+def on_starting(server):
     """Refuse to start when the address is taken (``SO_REUSEPORT`` would share it silently)."""
     if not server.cfg.reuse_port:
         return  # gunicorn's own bind reports EADDRINUSE
@@ -99,17 +99,18 @@ def on_starting(server):  # noqa: ANN001 - gunicorn's hook signature
                 raise
 
 
-def post_worker_init(worker):  # noqa: ANN001, ARG001 - gunicorn's hook signature
+def post_worker_init(worker):
     """Leave the objects that building the app made out of every later garbage collection."""
     gc.freeze()
 
 
-def child_exit(server, worker):  # noqa: ANN001, ARG001 - gunicorn's hook signature
+def child_exit(server, worker):
     """Drop a dead worker's live gauges from the shared Prometheus files."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
 
 # No runtime control socket (gunicorn 27 puts one in ~/.gunicorn by default, which two instances
 # on one machine would share).

@@ -34,16 +34,25 @@ class Breakers:
 
     When a call to a Redis times out or loses its connection, the next calls to that address
     fail at once with :class:`StoreUnavailable` for ``pause`` seconds, instead of each waiting
-    out the socket timeout; then calls try again. An answer from that Redis ends the pause at
-    once. A frozen Redis thus costs one timeout per
+    out the socket timeout; then calls try again. A frozen Redis thus costs one timeout per
     pause, not one per request: requests queued behind the first ones (the worker runs a few
     at a time, see :mod:`service.threads`) answer 503 at once rather than one timeout after
     another.
+
+    Two things keep the pause from outlasting the fault:
+
+    - An answer from that Redis ends the pause at once (a call sent before the pause may
+      get its answer once the Redis is back).
+    - Only a call sent after the pause began can start a new one. Calls sent before it fail
+      one after another over the next socket timeout, and each would otherwise push the end
+      further; so a Redis back right after the first failure is asked again at most
+      ``pause`` seconds later.
     """
 
     def __init__(self, pause: float) -> None:
         self.pause = pause
         self._until: dict[object, float] = {}
+        self._opened: dict[object, float] = {}
 
     def check(self, address: object) -> None:
         """Raise :class:`StoreUnavailable` while ``address`` is paused."""
@@ -53,13 +62,19 @@ class Breakers:
                 f"Redis at {address} did not answer a moment ago; not asked again for now"
             )
 
-    def trip(self, address: object) -> None:
-        """Pause ``address`` for the next ``pause`` seconds."""
-        self._until[address] = time.monotonic() + self.pause
+    def trip(self, address: object, sent_at: float | None = None) -> None:
+        """A call to ``address`` sent at ``sent_at`` (``time.monotonic()``; None: now)
+        failed: pause ``address`` for the next ``pause`` seconds, unless that call was sent
+        before the last pause began (its failure tells nothing new)."""
+        now = time.monotonic()
+        opened = self._opened.get(address)
+        if sent_at is not None and opened is not None and sent_at < opened:
+            return
+        self._opened[address] = now
+        self._until[address] = now + self.pause
 
     def answered(self, address: object) -> None:
-        """``address`` answered a call: it is back (a call sent before a pause may answer
-        after the Redis comes back, which ends the pause at once)."""
+        """``address`` answered a call: it is back, and the pause ends."""
         if self._until:
             self._until.pop(address, None)
 
@@ -73,10 +88,11 @@ class Breakers:
                 address = getattr(self, "path", None) or (self.host, self.port)
                 if ask:  # sending something: not while the breaker is open
                     breakers.check(address)
+                    self.breaker_sent_at = time.monotonic()
                 try:
                     answer = method(self, *args, **kwargs)
                 except failures:
-                    breakers.trip(address)
+                    breakers.trip(address, getattr(self, "breaker_sent_at", None))
                     raise
                 if not ask:  # an answer read: this Redis is there
                     breakers.answered(address)

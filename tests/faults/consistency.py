@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -510,7 +511,7 @@ class MoveLoad:
         with self._lock:
             pending, self.unknown = self.unknown, []
         for sent in pending:
-            reply = sent.seat.move(sent.move, sent.table, key=sent.key, timeout=10)
+            reply = self._resend(sent, outcome)
             assert reply.status < 500, f"resending {sent} once the store is back: {reply}"
             if 200 <= reply.status < 300:
                 ack = sent.seat.ack(sent.move, reply, if_match=None, key=sent.key)
@@ -522,3 +523,19 @@ class MoveLoad:
             else:
                 outcome[f"refused_{reply.status}"] += 1
         return dict(outcome)
+
+    def _resend(self, sent: Sent, outcome: Counter[str], *, patience: float = 10.0) -> Reply:
+        """Resend ``sent`` with its key as a client should: on a 503, again after the
+        ``Retry-After`` it gives, for up to ``patience`` seconds.
+
+        (A worker whose last call to Redis failed just before Redis came back answers 503
+        for up to ``REDIS_SOCKET_TIMEOUT`` more, shorter than the ``Retry-After`` it sends.)
+        """
+        give_up = time.monotonic() + patience
+        while True:
+            reply = sent.seat.move(sent.move, sent.table, key=sent.key, timeout=10)
+            wait = reply.header("Retry-After", "")
+            if reply.status != 503 or not wait.isdigit() or time.monotonic() > give_up:
+                return reply
+            outcome["waited_retry_after"] += 1
+            time.sleep(int(wait))

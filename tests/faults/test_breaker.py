@@ -61,3 +61,21 @@ def test_an_answer_ends_the_pause_at_once() -> None:
     breakers.check(("other", 6379))  # another address is not paused
     breakers.answered(("redis", 6379))
     breakers.check(("redis", 6379))
+
+
+def test_only_a_call_sent_after_the_pause_began_can_start_another() -> None:
+    # Calls sent before a Redis froze time out one after another; the first one pauses the
+    # address, and the later ones must not push the end of the pause further, or a Redis
+    # back soon after the first failure would be left alone for up to two socket timeouts.
+    breakers = Breakers(pause=0.3)
+    address = ("redis", 6379)
+    sent_before = time.monotonic()
+    time.sleep(0.01)
+    breakers.trip(address, time.monotonic())  # the first failure: paused
+    time.sleep(0.2)
+    breakers.trip(address, sent_before)  # sent before the pause, failing within it
+    time.sleep(0.15)  # 0.35 s after the first failure: over, unless the old call extended it
+    breakers.check(address)
+    breakers.trip(address, time.monotonic())  # sent after the pause began: paused again
+    with pytest.raises(StoreUnavailable):
+        breakers.check(address)

@@ -53,16 +53,27 @@ def new_matches(web: GunicornProcess, count: int, *, seed: int = 7) -> list[list
     return matches
 
 
-def wait_until_serving(web: GunicornProcess, seats: Seat, *, timeout: float = 15.0) -> float:
-    """Poll until a read of the match answers 200; return how long it took."""
+def wait_until_serving(
+    web: GunicornProcess, seats: Seat, *, timeout: float = 15.0, streak: int = 6
+) -> float:
+    """Poll until ``streak`` reads of the match in a row answer 200; return how long it took.
+
+    One 200 shows only that the worker which answered is serving: each read is a new
+    connection, which may go to any worker, and each worker learns by itself that Redis is
+    back (see ``Breakers`` in service/store/connection.py).
+    """
     started = time.monotonic()
-    while True:
+    served = 0
+    while served < streak:
         reply = seats.view(timeout=5)
         if reply.status == 200:
-            return time.monotonic() - started
+            served += 1
+            continue
         assert reply.status == 503, reply
         assert time.monotonic() - started < timeout, f"not serving after {timeout} s: {reply}"
+        served = 0
         time.sleep(0.05)
+    return time.monotonic() - started
 
 
 def check_all(redis_client: Any, matches: list[list[Seat]], history: History) -> dict[str, int]:
