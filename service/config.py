@@ -28,6 +28,8 @@ class Settings:
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
+    stream_keepalive_seconds: float = 15.0  # an event stream's comment line when idle
+    stream_max_seconds: float = 600.0  # an event stream's longest life
     test_mode: bool = False
     max_body_bytes: int = 64 * 1024
     finished_match_ttl: int = 7 * 24 * 3600
@@ -45,6 +47,8 @@ class Settings:
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
         "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
         "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",
+        "stream_keepalive_seconds": "STREAM_KEEPALIVE_SECONDS",
+        "stream_max_seconds": "STREAM_MAX_SECONDS",
         "test_mode": "REFEREE_TEST_MODE",
         "max_body_bytes": "MAX_BODY_BYTES",
         "finished_match_ttl": "FINISHED_MATCH_TTL",

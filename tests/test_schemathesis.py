@@ -132,9 +132,14 @@ def contract_app(redis_server: RedisProcess) -> Iterator[Flask]:
         client.flushall()
     # Long-polls answer at once here: the fuzzer checks their answers, not their patience.
     app = create_app(
-        {"redis_url": redis_server.url, "test_mode": False, "long_poll_max_seconds": 0.05}
+        {
+            "redis_url": redis_server.url,
+            "test_mode": False,
+            "long_poll_max_seconds": 0.05,
+            "stream_max_seconds": 0.3,
+            "stream_keepalive_seconds": 0.1,
+        }
     )
-    app.config.update(STREAM_MAX_SECONDS=0.3, STREAM_KEEPALIVE_SECONDS=0.1)
     current_app.app = app
     try:
         yield app

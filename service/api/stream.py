@@ -7,9 +7,9 @@ stream's own, so any instance serves any match and nothing is lost between insta
 Each SSE message is ``id: <version>``, ``event: <type>``, ``data: <the public event JSON>``.
 A client resumes with ``Last-Event-ID`` (EventSource sends it by itself when it
 reconnects) or ``?after=<version>``. A comment line keeps the connection alive when
-nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15; the app's config, else the
-environment). The stream ends once the match is
-finished and its last event sent; asked again after that, it answers 204, which tells
+nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15 by default; see
+:class:`service.config.Settings`). The stream ends once the match is finished and its last
+event sent; asked again after that, it answers 204, which tells
 EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600) so a
 worker thread is never held forever: the client reconnects where it left off.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -45,8 +44,6 @@ blueprint = Blueprint("stream", __name__)
 log = logging.getLogger(__name__)
 
 FINAL_EVENT = "match_finished"
-KEEPALIVE_SECONDS = 15.0
-MAX_SECONDS = 600.0
 RETRY_MILLISECONDS = 2000
 BATCH = 100
 _VERSION = re.compile(r"[0-9]{1,16}")
@@ -71,19 +68,13 @@ def stream(match_id: str) -> Response:
         key,
         after=after,
         connect=_dedicated_connector(settings, redis_client, key),
-        keepalive=_setting("STREAM_KEEPALIVE_SECONDS", KEEPALIVE_SECONDS),
-        lifetime=_setting("STREAM_MAX_SECONDS", MAX_SECONDS),
+        keepalive=settings.stream_keepalive_seconds,
+        lifetime=settings.stream_max_seconds,
     )
     response = Response(follower.messages(), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
     return response
-
-
-def _setting(name: str, default: float) -> float:
-    """``name`` from the app's config, else from the environment, else ``default``."""
-    value = current_app.config.get(name, os.environ.get(name, ""))
-    return float(value) if str(value).strip() else default
 
 
 def sse_message(event_json: str, *, version: int, event_type: str) -> str:

@@ -25,8 +25,9 @@ MATCH = "m4tchStream"
 
 @pytest.fixture
 def app(redis_url: str) -> Iterator[Flask]:
-    app = create_app({"redis_url": redis_url})
-    app.config.update(STREAM_KEEPALIVE_SECONDS=KEEPALIVE, STREAM_MAX_SECONDS=30)
+    app = create_app(
+        {"redis_url": redis_url, "stream_keepalive_seconds": KEEPALIVE, "stream_max_seconds": 30}
+    )
     app.test_client_class = ContractClient
     yield app
 
