@@ -18,7 +18,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 
 # Folders that exist yet: other parts of the tree are still being written.
 LINT_DIRS = $(wildcard service tests bench deploy)
-TYPED_DIRS = $(wildcard service/rules service/game)
+TYPED_DIRS = $(wildcard service)
 OPENAPI = $(firstword $(wildcard openapi.yaml))
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
@@ -81,9 +81,9 @@ format: install ## ruff format, then ruff check --fix (rewrites files)
 	@$(VENV)/bin/ruff format $(LINT_DIRS)
 	@$(VENV)/bin/ruff check --fix $(LINT_DIRS)
 
-typecheck: install ## mypy --strict on the pure core (service/rules, service/game)
+typecheck: install ## mypy --strict on the whole service
 ifeq ($(strip $(TYPED_DIRS)),)
-	@echo "==> mypy: no service/rules or service/game yet, skipped"
+	@echo "==> mypy: no service/ yet, skipped"
 else
 	@echo "==> mypy --strict $(TYPED_DIRS)"
 	@$(VENV)/bin/mypy --strict $(TYPED_DIRS)

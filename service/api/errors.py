@@ -183,10 +183,10 @@ def _from_illegal(error: IllegalTurn) -> Response:
         }
         for v in error.violations
     ]
-    record_refusal(v["code"] for v in violations)
+    record_refusal(v.code for v in error.violations)
     count = len(violations)
     detail = f"the play breaks {count} rule{'s' if count != 1 else ''}: " + "; ".join(
-        v["message"] for v in violations
+        v.message for v in error.violations
     )
     return problem_response(
         422, "illegal-play", "The play breaks the rules", detail, {"violations": violations}

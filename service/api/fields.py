@@ -15,7 +15,7 @@ MAX_TABLE_SETS = 60
 MAX_SET_TILES = 40
 
 
-class TileCode(fields.Field):
+class TileCode(fields.Field[Tile]):
     """A tile written as its code (``R7``, ``J``), loaded as a :class:`Tile`."""
 
     def _deserialize(
@@ -53,7 +53,7 @@ class WholeNumber(fields.Integer):
         return int(value)
 
 
-def Table(**kwargs: Any) -> fields.List:
+def Table(**kwargs: Any) -> fields.List[list[Tile | None]]:
     """A list of sets, each a list of tile codes in display order."""
     a_set = fields.List(TileCode(), validate=validate.Length(max=MAX_SET_TILES))
     return fields.List(a_set, validate=validate.Length(max=MAX_TABLE_SETS), **kwargs)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flask import Response
 from flask.json.provider import DefaultJSONProvider
 
 from service.jsoncodec import dumps
+
+if TYPE_CHECKING:
+    from werkzeug.sansio.response import Response as BaseResponse
 
 __all__ = ["OrjsonProvider"]
 
@@ -22,7 +25,8 @@ class OrjsonProvider(DefaultJSONProvider):
     sort_keys = False
     compact = True
 
-    def response(self, *args: Any, **kwargs: Any) -> Response:
+    def response(self, *args: Any, **kwargs: Any) -> BaseResponse:
         if len(args) == 1 and not kwargs:
-            return self._app.response_class(dumps(args[0]) + b"\n", mimetype=self.mimetype)
+            response_class = cast("type[Response]", self._app.response_class)  # a Flask app's
+            return response_class(dumps(args[0]) + b"\n", mimetype=self.mimetype)
         return super().response(*args, **kwargs)

@@ -192,11 +192,13 @@ def _query(schema: Schema) -> dict[str, Any]:
     try:
         loaded: dict[str, Any] = schema.load(request.args, unknown=EXCLUDE)
     except ValidationError as error:
+        by_name = (
+            error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+        )
         raise BadRequest(
             "the query string is not valid: "
             + "; ".join(
-                f"{name}: {' '.join(map(str, messages))}"
-                for name, messages in error.messages.items()
+                f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
             ),
             kind="invalid-query",
             errors=error.messages,

@@ -40,7 +40,7 @@ def check_meld(
     sets: list[list[Any]], *, initial_meld_points: int, joker_worth_zero_in_meld: bool
 ) -> dict[str, Any]:
     """Return the meld-check answer for ``sets`` (lists of tiles)."""
-    answers = []
+    answers: list[dict[str, Any]] = []
     for tiles in sets:
         info = classify(tiles)
         answers.append(

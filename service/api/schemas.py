@@ -48,7 +48,7 @@ class RulesSchema(Schema):
             "stalemate_end": StalemateEnd,
             "first_player_joker": FirstPlayerJoker,
         }
-        values = {k: enums[k](v) if k in enums else v for k, v in data.items()}
+        values: dict[str, Any] = {k: enums[k](v) if k in enums else v for k, v in data.items()}
         return Rules(**values)
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis._parsers import Encoder
@@ -172,7 +172,8 @@ class LazyCluster:
 
     def register_script(self, script: str) -> Script:
         """A Lua script that runs on the cluster once it is reachable."""
-        return Script(self, script)
+        # Script asks its client only for get_encoder, evalsha and script_load.
+        return Script(cast("redis.Redis", self), script)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client(), name)
