@@ -181,12 +181,16 @@ def _random_set(rng: random.Random, box: Counter[Tile]) -> Set | None:
     return found if classify(found).valid and not Counter(found) - box else None
 
 
-SEEDS = range(300)
+SEEDS = range(450)
 OPTIONS = [
     Rules(),
     Rules(tile_set=TileSet.XP),
     Rules(joker_worth_zero_in_meld=True),
     Rules(initial_meld_points=20),
+    # Thresholds a rack can only just reach, or not at all: the search drops the melds that
+    # can no longer reach theirs, and must not drop one that can.
+    Rules(initial_meld_points=60),
+    Rules(initial_meld_points=90, joker_worth_zero_in_meld=True),
 ]
 
 
@@ -232,6 +236,38 @@ def test_the_solver_finds_the_same_optimum_as_trying_every_partition(seed: int) 
     table, rack, melded, rules = _position(seed)
     solution = solve(table, rack, melded=melded, rules=rules)
     _check(solution, _expected(seed), table, rack, melded=melded, rules=rules)
+
+
+def _meld_near_its_threshold(seed: int) -> tuple[Counter[Tile], Rules]:
+    """A rack holding a meld worth about the threshold: some sets, exactly worth it or a
+    few points either side, and a few stray tiles."""
+    rng = random.Random(seed)
+    box = full_set(TileSet.STANDARD)
+    rack: Counter[Tile] = Counter()
+    worth = 0
+    joker_worth_zero = seed % 3 == 0
+    wanted = rng.randint(1, 3)
+    while wanted:
+        found = _random_set(rng, box)
+        if found is None:
+            continue
+        wanted -= 1
+        if rack.total() + len(found) <= 10:
+            rack.update(found)
+            box.subtract(found)
+            worth += set_points(found, joker_worth_zero=joker_worth_zero)
+    strays = [t for t in sorted((+box).elements(), key=lambda t: t.code) if not t.is_joker]
+    rack.update(rng.sample(strays, rng.randint(0, 2)))
+    threshold = max(1, worth + rng.choice((-3, 0, 0, 1, 4)))
+    return rack, Rules(initial_meld_points=threshold, joker_worth_zero_in_meld=joker_worth_zero)
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_an_initial_meld_near_its_threshold_is_found_exactly_when_one_exists(seed: int) -> None:
+    rack, rules = _meld_near_its_threshold(seed)
+    expected = _best_packing(rack, rules.initial_meld_points, rules)
+    solution = solve([], rack, melded=False, rules=rules)
+    _check(solution, expected, [], rack, melded=False, rules=rules)
 
 
 def _with_jokers(seed: int) -> bool:

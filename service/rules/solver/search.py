@@ -696,6 +696,11 @@ class _Search:
         for number in range(MAX_NUMBER - 1, -1, -1):
             row = position.optional[number + 1]
             self.above[number] = self.above[number + 1] + sum(row) * (TILE_WEIGHT + number + 1)
+        # what the rack tiles above each number could add to an initial meld at most
+        self.meld_above = [0] * (MAX_NUMBER + 1)
+        for number in range(MAX_NUMBER - 1, -1, -1):
+            row = position.optional[number + 1]
+            self.meld_above[number] = self.meld_above[number + 1] + sum(row) * (number + 1)
         # the same once every joker is laid (the jokers left over are spare)
         self.after_jokers = self.above
         if future is not None:
@@ -859,6 +864,10 @@ class _Search:
         jokers = self.jokers
         meld = self.meld
         joker_meld = number if position.jokers_count_in_meld else 0
+        # a meld must still be able to reach its threshold: every rack tile above this
+        # number placed, and every joker left standing for a 13
+        meld_reach = self.meld_above[number]
+        joker_reach = MAX_NUMBER if position.jokers_count_in_meld else 0
         joker_weight = self.joker_weight << SCALE
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
@@ -909,6 +918,8 @@ class _Search:
                                 new_key = abc | d[0] | placed << JOKER_SHIFT
                                 if meld is not None:
                                     total = base_meld + a[3] + b[3] + c[3] + d[3]
+                                    if total + meld_reach + (jokers - placed) * joker_reach < meld:
+                                        continue
                                     new_key |= min(total, meld) << MELD_SHIFT
                                 if new_score > get(new_key, -1):
                                     new[new_key] = new_score
@@ -920,9 +931,12 @@ class _Search:
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
         need = (self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
+        meld, meld_reach = self.meld, self.meld_above[number]  # no joker is left to lay here
         for key, value in layer.items():
             states = [_states[state_id] for state_id in _colour_ids(key)]
             if value < need or not all(is_closable(state) for state in states):
+                continue
+            if meld is not None and ((key >> MELD_SHIFT) & MELD_MASK) + meld_reach < meld:
                 continue
             new_key = key & ~ALL_STATES
             value &= NO_STRENGTH  # no run is open
