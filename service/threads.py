@@ -14,6 +14,11 @@ next request (starting another thread if none is idle, up to ``maximum``) and, w
 is over, takes a slot back before the request goes on (requests back from a wait come before
 queued ones). So the active requests stay few while any number of waits, up to ``maximum``,
 are open.
+
+When the worker is told to stop (SIGTERM: a deploy or a scale-down), :data:`shutting_down` is
+set and the long waits end early instead of holding the worker past its graceful timeout: a
+long-poll answers at once with the match as it is, and an event stream ends, so its client
+reconnects (to another instance) where it left off.
 """
 
 from __future__ import annotations
@@ -25,9 +30,13 @@ from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["ElasticPool", "long_wait"]
+__all__ = ["ElasticPool", "long_wait", "shutting_down"]
 
 _here = threading.local()  # .pool: the ElasticPool running this thread; .slot: holds a slot
+
+shutting_down = threading.Event()
+"""Set when this process is told to stop (see the module): long waits end at their next
+wake-up, within about a second."""
 
 
 @contextmanager

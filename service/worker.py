@@ -8,10 +8,11 @@ one) and ``GUNICORN_ACTIVE_THREADS`` (default 3) how many requests run at once.
 from __future__ import annotations
 
 import os
+from types import FrameType
 
 from gunicorn.workers import gthread
 
-from service.threads import ElasticPool, long_wait
+from service.threads import ElasticPool, long_wait, shutting_down
 
 __all__ = ["DEFAULT_ACTIVE_THREADS", "ThreadWorker", "active_threads"]
 
@@ -31,6 +32,12 @@ class ThreadWorker(gthread.ThreadWorker):
         maximum = self.cfg.threads
         active = min(max(active_threads(), 1), maximum)
         return ElasticPool(active, maximum, name="request")
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # SIGTERM: gunicorn stops accepting and gives the requests in flight the graceful
+        # timeout to finish. Long-polls and event streams end now rather than be cut then.
+        shutting_down.set()
+        super().handle_exit(sig, frame)
 
     def handle(self, conn: gthread.TConn) -> object:
         # A new connection may stay silent for seconds (browsers open spare ones): wait for

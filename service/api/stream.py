@@ -11,7 +11,8 @@ nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15 by default; see
 :class:`service.config.Settings`). The stream ends once the match is finished and its last
 event sent; asked again after that, it answers 204, which tells
 EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600) so a
-worker thread is never held forever: the client reconnects where it left off.
+worker thread is never held forever, and within a second of the worker being told to stop
+(:data:`service.threads.shutting_down`): either way the client reconnects where it left off.
 
 The stream is public: private details (a rack, drawn tiles) never travel on it. A player's
 client refetches ``GET /v1/matches/{id}`` with its seat token when an event arrives.
@@ -36,7 +37,7 @@ from service.config import Settings
 from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
 from service.store.matches import MatchStore
-from service.threads import long_wait
+from service.threads import long_wait, shutting_down
 
 __all__ = ["blueprint", "sse_message"]
 
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 FINAL_EVENT = "match_finished"
 RETRY_MILLISECONDS = 2000
+WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a stream sees the worker stopping
 BATCH = 100
 _VERSION = re.compile(r"[0-9]{1,16}")
 MAX_VERSION = 2**53 - 1
@@ -140,19 +142,21 @@ class _Follower:
             yield from self._messages()
 
     def _messages(self) -> Iterator[str]:
-        client = self.connect(self.keepalive)
-        started = time.monotonic()
+        block = min(self.keepalive, WAKE_SECONDS)
+        client = self.connect(block)
+        started = sent = time.monotonic()
         STREAMS_OPEN.inc()
         try:
             yield f"retry: {RETRY_MILLISECONDS}\n: following {self.key} after {self.after}\n\n"
-            while time.monotonic() - started < self.lifetime:
-                entries = self._read(client)
-                if entries is None:
-                    return
+            while time.monotonic() - started < self.lifetime and not shutting_down.is_set():
+                entries = self._read(client, block)
                 if not entries:
+                    if time.monotonic() - sent < self.keepalive:
+                        continue
                     if not client.exists(self.key):
                         return  # the match expired
                     yield ": keep-alive\n\n"
+                    sent = time.monotonic()
                     continue
                 finished = False
                 for entry_id, fields in entries:
@@ -161,6 +165,7 @@ class _Follower:
                     self.after = version
                     finished = finished or event_type == FINAL_EVENT
                     yield sse_message(fields["e"], version=version, event_type=event_type)
+                sent = time.monotonic()
                 if finished and _finished_at(client, self.key) == self.after:
                     return
         except RedisError as error:
@@ -170,11 +175,9 @@ class _Follower:
             STREAMS_OPEN.dec()
             client.close()
 
-    def _read(self, client: Any) -> list[tuple[str, dict[str, str]]] | None:
-        """Block up to the keep-alive time; ``[]`` on a timeout."""
-        answer = client.xread(
-            {self.key: f"0-{self.after}"}, count=BATCH, block=int(self.keepalive * 1000)
-        )
+    def _read(self, client: Any, block: float) -> list[tuple[str, dict[str, str]]]:
+        """Block up to ``block`` seconds; ``[]`` on a timeout."""
+        answer = client.xread({self.key: f"0-{self.after}"}, count=BATCH, block=int(block * 1000))
         if not answer:
             return []
         # redis-py answers [[key, entries]] (RESP2) or {key: [entries]} (RESP3).

@@ -25,6 +25,7 @@ from redis import Redis
 from redis.exceptions import RedisClusterException, RedisError
 
 from service import jsoncodec
+from service.threads import shutting_down
 
 __all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
 
@@ -223,10 +224,12 @@ class MatchStore:
 
         The wait is cut in slices shorter than the socket timeout, so a frozen Redis fails
         it within that timeout (a 503) instead of holding a worker thread for the whole wait.
+        It also ends after the slice in which this process is told to stop
+        (:data:`service.threads.shutting_down`).
         """
         deadline = time.monotonic() + timeout
         streams = {self.events_key(match_id): f"0-{version}"}
-        while (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and not shutting_down.is_set():
             block = max(1, int(min(left, WAIT_SLICE) * 1000))
             if self.blocking.xread(streams, count=1, block=block):
                 return

@@ -17,6 +17,7 @@ from flask import Flask
 
 from service.app import create_app
 from service.store.matches import MatchStore
+from service.threads import shutting_down
 from tests.support.contract import ContractClient
 
 KEEPALIVE = 0.2
@@ -237,3 +238,43 @@ def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_lea
     for reader in readers:
         reader.close()
     assert wait_until(lambda: stream_connections(store) == 0)
+
+
+@pytest.fixture
+def stop_soon() -> Iterator[None]:
+    """Set ``shutting_down`` 0.3 s from now; clear it after the test (it is process-wide)."""
+    stop = threading.Timer(0.3, shutting_down.set)
+    stop.start()
+    try:
+        yield
+    finally:
+        stop.cancel()
+        stop.join()
+        shutting_down.clear()
+
+
+def test_keep_alive_comments_keep_their_pace_while_reads_wake_more_often(redis_url) -> None:
+    # Reads block at most WAKE_SECONDS, so that a stream notices the worker stopping; the
+    # keep-alive comments still come once per keep-alive time, not once per read.
+    app = create_app({"redis_url": redis_url, "stream_keepalive_seconds": 2.5})
+    app.test_client_class = ContractClient
+    commit(MatchStore(app.extensions["redis"]), event(1, "match_created"))
+    reader = follow(app.test_client(), query_string={"after": "1"})
+    reader.message()  # the opening
+    started = time.monotonic()
+    assert reader.message()["comments"] == ["keep-alive"]
+    assert 2.3 < time.monotonic() - started < 4.5
+    reader.close()
+
+
+def test_a_stream_ends_soon_after_the_worker_is_told_to_stop(redis_url, stop_soon) -> None:
+    # A keep-alive time far longer than the test: the stream must not wait for it to end.
+    app = create_app({"redis_url": redis_url, "stream_keepalive_seconds": 60})
+    app.test_client_class = ContractClient
+    commit(MatchStore(app.extensions["redis"]), event(1, "match_created"))
+    reader = follow(app.test_client(), query_string={"after": "1"})
+    started = time.monotonic()
+    reader.message()  # the opening
+    assert reader.ended()
+    assert time.monotonic() - started < 3
+    assert "data" not in reader.buffer  # nothing more was sent: the match did not move
