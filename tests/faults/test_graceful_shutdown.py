@@ -10,9 +10,16 @@ import socket
 import threading
 import time
 
-from tests.support.gunicorn_process import http_request
+from tests.support.gunicorn_process import GunicornProcess, http_request
 
 PROMPT = 3.0  # seconds: a long wait ends within about one second of SIGTERM (service/threads.py)
+
+
+def serving_a_match(redis_server, start_gunicorn) -> tuple[GunicornProcess, dict]:
+    """One gunicorn worker, and a new two-player match without a clock."""
+    web = start_gunicorn(redis_server.url, workers=1, threads=4)
+    body = {"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"turn_seconds": 0}}
+    return web, web.request("POST", "/v1/matches", body).body
 
 
 def read_until_closed(stream: socket.socket) -> bytes:
@@ -25,12 +32,7 @@ def read_until_closed(stream: socket.socket) -> bytes:
 def test_on_sigterm_long_polls_answer_and_event_streams_end_at_once(
     redis_server, start_gunicorn
 ) -> None:
-    web = start_gunicorn(redis_server.url, workers=1, threads=4)
-    created = web.request(
-        "POST",
-        "/v1/matches",
-        {"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"turn_seconds": 0}},
-    ).body
+    web, created = serving_a_match(redis_server, start_gunicorn)
     path = f"/v1/matches/{created['id']}"
     version = created["match"]["version"]
     answers: list = []
@@ -72,12 +74,7 @@ def test_on_sigterm_long_polls_answer_and_event_streams_end_at_once(
 def test_a_request_in_flight_when_gunicorn_is_told_to_stop_still_gets_its_answer(
     redis_server, start_gunicorn
 ) -> None:
-    web = start_gunicorn(redis_server.url, workers=1, threads=4)
-    created = web.request(
-        "POST",
-        "/v1/matches",
-        {"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"turn_seconds": 0}},
-    ).body
+    web, created = serving_a_match(redis_server, start_gunicorn)
     token = created["seats"][created["match"]["current_seat"]]["token"]
     # A request whose body is still on its way when SIGTERM arrives: the worker has taken it
     # and must answer it, not drop it.
