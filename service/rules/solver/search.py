@@ -691,16 +691,14 @@ class _Search:
                 position.mandatory, position.optional, position.forced, strict=True
             )
         ]
-        # what the rack tiles above each number could add at most
+        # what the rack tiles above each number could add at most, to the score and to an
+        # initial meld
         self.above = [0] * (MAX_NUMBER + 1)
-        for number in range(MAX_NUMBER - 1, -1, -1):
-            row = position.optional[number + 1]
-            self.above[number] = self.above[number + 1] + sum(row) * (TILE_WEIGHT + number + 1)
-        # what the rack tiles above each number could add to an initial meld at most
         self.meld_above = [0] * (MAX_NUMBER + 1)
         for number in range(MAX_NUMBER - 1, -1, -1):
-            row = position.optional[number + 1]
-            self.meld_above[number] = self.meld_above[number + 1] + sum(row) * (number + 1)
+            tiles = sum(position.optional[number + 1])
+            self.above[number] = self.above[number + 1] + tiles * (TILE_WEIGHT + number + 1)
+            self.meld_above[number] = self.meld_above[number + 1] + tiles * (number + 1)
         # the same once every joker is laid (the jokers left over are spare)
         self.after_jokers = self.above
         if future is not None:
