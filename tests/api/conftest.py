@@ -1,12 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
 from service.app import create_app
+from service.threads import shutting_down
 from tests.support.contract import ContractClient
 
 
@@ -26,3 +28,17 @@ def app(redis_url: str, app_overrides: dict[str, Any]) -> Iterator[Flask]:
 @pytest.fixture
 def client(app: Flask) -> ContractClient:
     return app.test_client()  # type: ignore[return-value]
+
+
+@pytest.fixture
+def stop_soon() -> Iterator[Callable[[], None]]:
+    """``stop_soon()`` tells this process to stop (``shutting_down``) 0.3 s later, as
+    gunicorn's SIGTERM does in a worker; cleared again after the test (it is process-wide)."""
+    stop = threading.Timer(0.3, shutting_down.set)
+    try:
+        yield stop.start
+    finally:
+        stop.cancel()
+        if stop.is_alive():
+            stop.join()
+        shutting_down.clear()

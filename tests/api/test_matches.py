@@ -436,23 +436,14 @@ def test_a_long_poll_never_waits_past_the_configured_longest_wait(client) -> Non
     assert time.monotonic() - started < 2
 
 
-def test_a_long_poll_answers_at_once_when_the_worker_is_told_to_stop(client) -> None:
-    import threading
+def test_a_long_poll_answers_at_once_when_the_worker_is_told_to_stop(client, stop_soon) -> None:
     import time
-
-    from service.threads import shutting_down
 
     _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
     version = ann.view().get_json()["version"]
-    stop = threading.Timer(0.3, shutting_down.set)
-    stop.start()
+    stop_soon()
     started = time.monotonic()
-    try:
-        response = client.get(f"{ann.url()}?wait_version={version}&timeout=20", headers=ann.auth)
-    finally:
-        stop.cancel()
-        stop.join()
-        shutting_down.clear()  # it is process-wide
+    response = client.get(f"{ann.url()}?wait_version={version}&timeout=20", headers=ann.auth)
     assert response.status_code == 200
     assert response.get_json()["version"] == version  # answered as it is
     assert time.monotonic() - started < 3

@@ -17,7 +17,6 @@ from flask import Flask
 
 from service.app import create_app
 from service.store.matches import MatchStore
-from service.threads import shutting_down
 from tests.support.contract import ContractClient
 
 KEEPALIVE = 0.2
@@ -240,19 +239,6 @@ def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_lea
     assert wait_until(lambda: stream_connections(store) == 0)
 
 
-@pytest.fixture
-def stop_soon() -> Iterator[None]:
-    """Set ``shutting_down`` 0.3 s from now; clear it after the test (it is process-wide)."""
-    stop = threading.Timer(0.3, shutting_down.set)
-    stop.start()
-    try:
-        yield
-    finally:
-        stop.cancel()
-        stop.join()
-        shutting_down.clear()
-
-
 def test_keep_alive_comments_keep_their_pace_while_reads_wake_more_often(redis_url) -> None:
     # Reads block at most WAKE_SECONDS, so that a stream notices the worker stopping; the
     # keep-alive comments still come once per keep-alive time, not once per read.
@@ -273,8 +259,9 @@ def test_a_stream_ends_soon_after_the_worker_is_told_to_stop(redis_url, stop_soo
     app.test_client_class = ContractClient
     commit(MatchStore(app.extensions["redis"]), event(1, "match_created"))
     reader = follow(app.test_client(), query_string={"after": "1"})
-    started = time.monotonic()
     reader.message()  # the opening
+    stop_soon()
+    started = time.monotonic()
     assert reader.ended()
     assert time.monotonic() - started < 3
     assert "data" not in reader.buffer  # nothing more was sent: the match did not move
