@@ -37,6 +37,10 @@ class Settings:
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
+    api_keys: str = field(default="", repr=False)  # "name=key,..."; secret: never in a repr
+    api_keys_file: str = ""  # a file of name=key lines (a mounted secret)
+    anonymous_matches: bool = True  # False: creating a match needs an app's key
+    idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -56,6 +60,10 @@ class Settings:
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
         "trusted_proxies": "TRUSTED_PROXIES",
+        "api_keys": "REFEREE_API_KEYS",
+        "api_keys_file": "REFEREE_API_KEYS_FILE",
+        "anonymous_matches": "ANONYMOUS_MATCHES",
+        "idle_match_ttl": "IDLE_MATCH_TTL",
     }
 
     @classmethod
