@@ -250,6 +250,9 @@ def _check_match(players: Sequence[PlayerSpec], rules: Rules) -> None:
             raise InvalidMatch(f"the player at seat {seat} needs a name")
         if spec.ref is not None and not 1 <= len(spec.ref) <= MAX_REF_LENGTH:
             raise InvalidMatch(f"the ref of seat {seat} must be 1-{MAX_REF_LENGTH} characters")
+    refs = [spec.ref for spec in players if spec.ref is not None]
+    if len(set(refs)) != len(refs):
+        raise InvalidMatch("two seats have the same ref: a ref names one user")
     _check_rules(rules)
 
 

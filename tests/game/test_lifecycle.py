@@ -268,6 +268,17 @@ def test_a_turn_may_last_up_to_seven_days() -> None:
         )
 
 
+def test_two_seats_cannot_have_the_same_ref() -> None:
+    with pytest.raises(InvalidMatch, match="same ref"):
+        new_match(
+            "m",
+            [PlayerSpec("A", ref="u"), PlayerSpec("B", ref="u")],
+            rules=Rules(),
+            rng=random.Random(1),
+            now=NOW,
+        )
+
+
 def test_a_ref_must_be_1_to_128_characters() -> None:
     for ref in ("", "x" * 129):
         with pytest.raises(InvalidMatch, match="ref"):
