@@ -49,6 +49,7 @@ from service.game.lifecycle import (
     cancel,
     leave,
     record_rematch,
+    reissue_tokens,
     rematch,
     rematch_players,
     require_human,
@@ -69,7 +70,7 @@ from service.game.state import (
 )
 from service.game.timers import draft_changes_table, settle
 from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
-from service.game.views import owner_view, private_view, public_view
+from service.game.views import owner_view, private_view, public_view, summary
 
 __all__ = [
     "Autoplay",
@@ -119,6 +120,7 @@ __all__ = [
     "private_view",
     "public_view",
     "record_rematch",
+    "reissue_tokens",
     "rematch",
     "rematch_players",
     "require_human",
@@ -127,5 +129,6 @@ __all__ = [
     "save_draft",
     "settle",
     "stalemate_if_nobody_can_play",
+    "summary",
     "to_dict",
 ]

@@ -21,7 +21,15 @@ from service.game.match import new_match
 from service.game.state import Match, PlayerSpec, Status, Transition, record
 from service.game.turns import require_seat, start_turn
 
-__all__ = ["cancel", "leave", "record_rematch", "rematch", "rematch_players", "require_human"]
+__all__ = [
+    "cancel",
+    "leave",
+    "record_rematch",
+    "rematch",
+    "rematch_players",
+    "reissue_tokens",
+    "require_human",
+]
 
 
 def leave(match: Match, seat: int, *, now: float) -> Transition:
@@ -68,6 +76,17 @@ def require_human(match: Match, seat: int) -> None:
     if match.players[seat].bot:
         reason = "left the match" if match.players[seat].left else "is a bot"
         raise SeatIsBot(f"seat {seat} {reason}: a bot plays it")
+
+
+def reissue_tokens(match: Match, seats: tuple[int, ...], *, now: float) -> Transition:
+    """Record that ``seats`` get new tokens (the old ones stop working); emits
+    ``tokens_reissued``, so every copy of the match's state moves on a version.
+
+    Raises :class:`UnknownSeat` or :class:`SeatIsBot` unless a person plays each seat.
+    """
+    for seat in seats:
+        require_human(match, seat)
+    return record(match, "tokens_reissued", at=now, seat=None, seats=list(seats))
 
 
 def rematch_players(match: Match) -> list[PlayerSpec]:

@@ -15,7 +15,7 @@ from service.game.state import Match, Status, table_codes
 from service.game.turns import require_seat
 from service.rules import codes_of
 
-__all__ = ["owner_view", "private_view", "public_view"]
+__all__ = ["owner_view", "private_view", "public_view", "summary"]
 
 
 def public_view(match: Match, *, now: float) -> dict[str, Any]:
@@ -75,3 +75,26 @@ def owner_view(match: Match, *, now: float) -> dict[str, Any]:
     for player, shown in zip(match.players, view["players"], strict=True):
         shown["ref"] = player.ref
     return view
+
+
+def summary(match: Match, *, updated_at: float) -> dict[str, Any]:
+    """Return the owner's listing item of ``match``: who plays, whose turn, when it changed."""
+    playing = match.status is Status.PLAYING
+    return {
+        "id": match.id,
+        "status": match.status.value,
+        "version": match.version,
+        "current_seat": match.current_seat if playing else None,
+        "turn_deadline": match.turn_deadline if playing else None,
+        "updated_at": updated_at,
+        "players": [
+            {
+                "seat": seat,
+                "name": player.name,
+                "ref": player.ref,
+                "bot": player.bot,
+                "left": player.left,
+            }
+            for seat, player in enumerate(match.players)
+        ],
+    }

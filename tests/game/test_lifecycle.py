@@ -35,10 +35,12 @@ from service.game import (
     play,
     public_view,
     record_rematch,
+    reissue_tokens,
     rematch,
     rematch_players,
     require_human,
     save_draft,
+    summary,
     to_dict,
 )
 from service.rules import Rules
@@ -226,6 +228,31 @@ def test_only_a_finished_match_has_a_rematch_and_it_is_recorded_once() -> None:
     assert record_rematch(recorded.match, "new", now=LATER).events == ()
     with pytest.raises(WrongPhase, match="new"):
         record_rematch(recorded.match, "other", now=LATER)
+
+
+def test_new_tokens_are_a_version_of_their_own_and_only_for_human_seats() -> None:
+    left = leave(three_humans(), 1, now=LATER).match
+    reissued = reissue_tokens(left, (0, 2), now=LATER)
+    assert types(reissued) == ["tokens_reissued"]
+    assert reissued.events[0].data == {"seats": [0, 2]}
+    assert reissued.match.version == left.version + 1
+    with pytest.raises(SeatIsBot):
+        reissue_tokens(left, (1,), now=LATER)
+
+
+def test_a_listing_item_names_every_player_with_ref_and_whose_turn_it_is() -> None:
+    players = [PlayerSpec("Ann", ref="u-1"), PlayerSpec("Bot", True)]
+    match = new_match("m", players, rules=Rules(), rng=random.Random(1), now=NOW).match
+    item = summary(match, updated_at=NOW)
+    assert item["id"] == "m" and item["status"] == "playing" and item["updated_at"] == NOW
+    assert item["current_seat"] == match.current_seat and item["version"] == match.version
+    assert item["players"][0] == {
+        "seat": 0,
+        "name": "Ann",
+        "ref": "u-1",
+        "bot": False,
+        "left": False,
+    }
 
 
 # -- refs, owner and long turns ---------------------------------------------------

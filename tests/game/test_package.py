@@ -81,6 +81,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
             "private_view",
             "public_view",
             "record_rematch",
+            "reissue_tokens",
             "rematch",
             "rematch_players",
             "require_human",
@@ -89,6 +90,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
             "save_draft",
             "settle",
             "stalemate_if_nobody_can_play",
+            "summary",
             "to_dict",
         ]
     )
