@@ -18,7 +18,7 @@ from dataclasses import replace
 from service.game.ending import abandon
 from service.game.errors import SeatIsBot, WrongPhase
 from service.game.match import new_match
-from service.game.state import Match, PlayerSpec, Status, Transition, record
+from service.game.state import EventType, Match, PlayerSpec, Status, Transition, record
 from service.game.turns import require_seat, start_turn
 
 __all__ = [
@@ -51,7 +51,7 @@ def leave(match: Match, seat: int, *, now: float) -> Transition:
     its_turn = match.status is Status.PLAYING and match.current_seat == seat
     if its_turn:
         taken_over = start_turn(taken_over, seat, at=now)  # the bot plays this turn at once
-    left = record(taken_over, "player_left", at=now, seat=seat, name=player.name)
+    left = record(taken_over, EventType.PLAYER_LEFT, at=now, seat=seat, name=player.name)
     if taken_over.humans:
         return left
     return left.then(lambda alone: abandon(alone, at=now))
@@ -67,7 +67,9 @@ def cancel(match: Match, *, now: float) -> Transition:
     if match.status is Status.FINISHED:
         raise WrongPhase("the match is already finished")
     canceled = replace(match, status=Status.CANCELED, turn_deadline=None, draft=None)
-    return record(canceled, "match_canceled", at=now, seat=None, game_number=match.game_number)
+    return record(
+        canceled, EventType.MATCH_CANCELED, at=now, seat=None, game_number=match.game_number
+    )
 
 
 def require_human(match: Match, seat: int) -> None:
@@ -86,7 +88,7 @@ def reissue_tokens(match: Match, seats: tuple[int, ...], *, now: float) -> Trans
     """
     for seat in seats:
         require_human(match, seat)
-    return record(match, "tokens_reissued", at=now, seat=None, seats=list(seats))
+    return record(match, EventType.TOKENS_REISSUED, at=now, seat=None, seats=list(seats))
 
 
 def rematch_players(match: Match) -> list[PlayerSpec]:
@@ -130,5 +132,9 @@ def record_rematch(match: Match, new_id: str, *, now: float) -> Transition:
     if match.status is not Status.FINISHED:
         raise WrongPhase("a rematch can follow only a finished match")
     return record(
-        replace(match, rematch_id=new_id), "rematch_created", at=now, seat=None, rematch_id=new_id
+        replace(match, rematch_id=new_id),
+        EventType.REMATCH_CREATED,
+        at=now,
+        seat=None,
+        rematch_id=new_id,
     )
