@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import apps, errors, limits, matches, meld, meta, stream
+from service.api import apps, backends, errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
 
@@ -44,6 +44,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
+        backends.blueprint,
         stream.blueprint,
         web.blueprint,
     ):

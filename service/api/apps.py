@@ -18,15 +18,19 @@ from pathlib import Path
 
 from flask import Flask, current_app, request
 
-from service.api.errors import Unauthorized
 from service.config import Settings
 
 __all__ = [
     "API_KEY_HEADER",
     "MIN_KEY_LENGTH",
+    "ApiKeyRequired",
     "AppKeys",
     "BadKeyConfig",
+    "KeyRefused",
+    "RefWithoutKey",
+    "UnknownApiKey",
     "calling_app",
+    "creating_app",
     "init_app",
     "required_app",
 ]
@@ -40,6 +44,30 @@ _KEY = re.compile(r"^[!-~]+$")  # printable ASCII without spaces
 
 class BadKeyConfig(ValueError):
     """``REFEREE_API_KEYS`` or its file cannot be read; the message never holds a key."""
+
+
+class KeyRefused(PermissionError):
+    """401: the request names no app it may act for; ``kind`` says why."""
+
+    kind = "api-key-refused"
+
+
+class UnknownApiKey(KeyRefused):
+    """``X-API-Key`` holds a key no app has."""
+
+    kind = "unknown-api-key"
+
+
+class RefWithoutKey(ValueError):
+    """Players' refs sent without an app's key (a ref is the app's id for its user)."""
+
+    kind = "ref-without-key"
+
+
+class ApiKeyRequired(KeyRefused):
+    """The operation needs an app's key and the request has none."""
+
+    kind = "api-key-required"
 
 
 @dataclass(frozen=True)
@@ -122,7 +150,7 @@ def init_app(app: Flask) -> None:
 def calling_app() -> str | None:
     """The app whose key came in ``X-API-Key``, or ``None`` without the header.
 
-    Raises :class:`Unauthorized` (401 ``unknown-api-key``) for a key no app has.
+    Raises :class:`UnknownApiKey` (401) for a key no app has.
     """
     key = request.headers.get(API_KEY_HEADER)
     if key is None:
@@ -130,21 +158,27 @@ def calling_app() -> str | None:
     keys: AppKeys = current_app.extensions["app_keys"]
     name = keys.identify(key.strip())
     if name is None:
-        raise Unauthorized(
-            f"the {API_KEY_HEADER} header does not hold the key of any app",
-            kind="unknown-api-key",
-            title="Unknown API key",
-        )
+        raise UnknownApiKey(f"the {API_KEY_HEADER} header does not hold the key of any app")
     return name
 
 
 def required_app() -> str:
-    """The calling app; raises :class:`Unauthorized` (401) without a valid ``X-API-Key``."""
+    """The calling app; raises :class:`KeyRefused` (401) without a valid ``X-API-Key``."""
     name = calling_app()
     if name is None:
-        raise Unauthorized(
-            f"this needs an app's key: send {API_KEY_HEADER}: <key>",
-            kind="api-key-required",
-            title="API key required",
-        )
+        raise ApiKeyRequired(f"this needs an app's key: send {API_KEY_HEADER}: <key>")
     return name
+
+
+def creating_app(*, refs: bool) -> str | None:
+    """The app creating a match (``None``: anonymous), for a body with players' ``refs`` or
+    not. Raises :class:`UnknownApiKey`, :class:`ApiKeyRequired` when anonymous matches are
+    off, :class:`RefWithoutKey` (400) for refs without a key."""
+    app = calling_app()
+    if app is None and not current_app.config["REFEREE_SETTINGS"].anonymous_matches:
+        raise ApiKeyRequired(
+            f"this referee creates matches for apps only: send {API_KEY_HEADER}: <key>"
+        )
+    if app is None and refs:
+        raise RefWithoutKey(f"players' refs are an app's ids: send {API_KEY_HEADER}: <key>")
+    return app

@@ -43,6 +43,7 @@ __all__ = [
     "BadCursor",
     "Indexed",
     "Listings",
+    "Page",
     "indexed",
 ]
 
@@ -51,8 +52,8 @@ WALK_TTL = 1800  # seconds a walk over a player's matches keeps its order
 _CURSOR_VERSION = 1
 
 # A Lua function for the commit script: put match ``id`` in exactly the index keys ``keys``
-# (with ``scores``), keep its listing item and its expiry. Keys it leaves are read from its
-# ``ix`` entry: they are in the same slot (the shard's hash tag).
+# (with ``scores``), keep its listing item and its expiry ('' for none). The keys it leaves
+# are read from its ``ix`` entry: they share the shard's hash tag, so the same slot.
 INDEX_MATCH_LUA = """
 local function index_match(id, ix, sum, expiry, item, expires_at, keys, scores)
   local keep = {}
@@ -72,7 +73,11 @@ local function index_match(id, ix, sum, expiry, item, expires_at, keys, scores)
     redis.call('HDEL', ix, id)
   end
   if item ~= '' then redis.call('HSET', sum, id, item) else redis.call('HDEL', sum, id) end
-  redis.call('ZADD', expiry, expires_at, id)
+  if expires_at ~= '' then
+    redis.call('ZADD', expiry, expires_at, id)
+  else
+    redis.call('ZREM', expiry, id)
+  end
 end
 """
 
@@ -111,7 +116,7 @@ class Indexed:
     keys: tuple[str, ...]
     scores: tuple[float, ...]
     item: bytes
-    expires_at: float
+    expires_at: float | None
 
 
 def ref_part(ref: str) -> str:
@@ -138,7 +143,7 @@ def your_turn(match: Match, ref: str) -> bool:
     )
 
 
-def indexed(match: Match, *, tag: str, updated_at: float, expires_at: float) -> Indexed:
+def indexed(match: Match, *, tag: str, updated_at: float, expires_at: float | None) -> Indexed:
     """The index entries, listing item and expiry of ``match``, changed at ``updated_at``."""
     if match.owner is None:
         return Indexed((), (), b"", expires_at)
@@ -185,14 +190,19 @@ class Page:
 class Listings:
     """Pages of an app's matches, read from every shard's indexes.
 
-    ``redis`` is the store's client (single or Cluster), ``tags`` the hash tag of every
-    shard and ``tag_of`` the tag of a match id.
+    ``owner.topology.client`` is the Redis client (single or Cluster), looked up when a page
+    is read; ``tags`` is the hash tag of every shard and ``tag_of`` the tag of a match id.
     """
 
-    def __init__(self, redis: Any, *, tags: Sequence[str], tag_of: Callable[[str], str]) -> None:
-        self.redis = redis
+    def __init__(self, owner: Any, *, tags: Sequence[str], tag_of: Callable[[str], str]) -> None:
+        self.owner = owner
         self.tags = tuple(tags)
         self.tag_of = tag_of
+
+    @property
+    def redis(self) -> Any:
+        """The store's Redis client (single or Cluster)."""
+        return self.owner.topology.client
 
     def page(
         self,
