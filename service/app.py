@@ -12,9 +12,12 @@ from service import observability, web
 from service.api import errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
 from service.config import Settings
+from service.fanout import Fanout
 from service.referee import Referee
 from service.store.connection import connect, connect_blocking
+from service.store.feed import RedisFeed
 from service.store.matches import MatchStore
+from service.threads import shutting_down
 
 __all__ = ["create_app"]
 
@@ -42,6 +45,9 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         finished_ttl=settings.finished_match_ttl,
         on_events=observability.record_events,
     )
+    # One reader per followed match feeds its streams and long-polls (service/fanout.py).
+    app.extensions["feed"] = feed = RedisFeed(settings, redis)
+    app.extensions["fanout"] = Fanout(feed, stopping=shutting_down)
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
     observability.init_app(app)
     errors.init_app(app)

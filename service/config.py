@@ -37,6 +37,8 @@ class Settings:
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
+    max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
+    max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -56,6 +58,8 @@ class Settings:
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
         "trusted_proxies": "TRUSTED_PROXIES",
+        "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
+        "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }
 
     @classmethod

@@ -28,7 +28,7 @@ from service.game import Match, PlayerSpec, Setup, Status, Transition
 from service.rules import Rules, Tile
 from service.rules.solver import Solution, solve
 from service.store.matches import MatchStore, VersionConflict
-from service.threads import long_wait
+from service.threads import cpu_bound
 
 __all__ = [
     "Action",
@@ -143,23 +143,21 @@ class DecodedCache:
 
 @dataclass(frozen=True, slots=True)
 class SteppingAside(game.Autoplay):
-    """Bot turns and stalemate proofs whose searches free their request's run slot.
+    """Bot turns and stalemate proofs whose searches run off the worker's event loop.
 
     A search usually takes a few milliseconds but may take its whole budget (seconds): the
-    requests queued behind it in the worker start meanwhile (see :mod:`service.threads`).
+    worker's other requests go on meanwhile (see :func:`service.threads.cpu_bound`).
     """
 
     def best_play(
         self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
     ) -> Solution:
-        with long_wait():
-            return game.Autoplay.best_play(self, table, rack, melded, rules)
+        return cpu_bound(game.Autoplay.best_play, self, table, rack, melded, rules)
 
     def can_play(
         self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
     ) -> bool | None:
-        with long_wait():
-            return game.Autoplay.can_play(self, table, rack, melded, rules)
+        return cpu_bound(game.Autoplay.can_play, self, table, rack, melded, rules)
 
 
 @dataclass
@@ -226,14 +224,15 @@ class Referee:
         if match.status is not Status.PLAYING:
             raise game.WrongPhase("there is no game being played to give a hint for")
         player = match.players[seat]
-        with long_wait():  # a search may take its whole budget: free the run slot
-            solution = solve(
-                match.table,
-                Counter(player.rack),
-                melded=player.melded,
-                rules=match.rules,
-                time_budget=self.hint_budget,
-            )
+        # A search may take its whole budget: off the event loop (service/threads.py).
+        solution = cpu_bound(
+            solve,
+            match.table,
+            Counter(player.rack),
+            melded=player.melded,
+            rules=match.rules,
+            time_budget=self.hint_budget,
+        )
         return match, seat, solution
 
     def wait(self, match_id: str, version: int, *, timeout: float) -> None:
