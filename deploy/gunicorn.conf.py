@@ -156,6 +156,9 @@ def post_worker_init(worker):
 
     def stop(signum, frame):
         shutting_down.set()
+        # Kept-alive connections (a stream that just ended, an idle client) close now rather
+        # than after their keep-alive time: the gevent worker reads the setting each time.
+        worker.cfg.set("keepalive", 0)
         if callable(graceful):
             graceful(signum, frame)
 
