@@ -24,7 +24,7 @@ class Settings:
     redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
     redis_connect_timeout: float = 0.5
     redis_socket_timeout: float = 0.5
-    redis_max_connections: int = 32
+    redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits

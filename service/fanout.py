@@ -20,10 +20,19 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["WAKE_SECONDS", "Event", "Fanout", "Follower", "FeedLost", "Reader", "Source"]
+__all__ = [
+    "WAKE_SECONDS",
+    "Event",
+    "Fanout",
+    "FeedLost",
+    "Follower",
+    "Reader",
+    "Source",
+    "sse_message",
+]
 
 WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a reader sees it has no followers
 CATCH_UP_BATCH = 100
@@ -37,6 +46,16 @@ class Event:
     version: int
     type: str
     json: str
+    sse: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The Server-Sent Events message, made once for every stream the event goes to.
+        object.__setattr__(self, "sse", sse_message(self.json, self.version, self.type))
+
+
+def sse_message(event_json: str, version: int, event_type: str) -> str:
+    """One SSE message for a stored event (its JSON is one line)."""
+    return f"id: {version}\nevent: {event_type}\ndata: {event_json}\n\n"
 
 
 class Reader(Protocol):
@@ -116,13 +135,16 @@ class _Channel:
 class Follower:
     """One client's view of a match's events after a version; :meth:`close` when done."""
 
-    def __init__(self, fanout: Fanout, match_id: str, after: int) -> None:
+    def __init__(
+        self, fanout: Fanout, match_id: str, after: int, latest: int | None = None
+    ) -> None:
         self.fanout = fanout
         self.match_id = match_id
         self.after = after
         self._queue: queue.SimpleQueue[Sequence[Event] | BaseException] = queue.SimpleQueue()
         self._channel: _Channel | None = None
-        latest = fanout.source.last_version(match_id)
+        if latest is None:
+            latest = fanout.source.last_version(match_id)
         with fanout.lock:
             channel = fanout.channels.get(match_id)
             if channel is None:
@@ -195,9 +217,10 @@ class Fanout:
             while stopping.is_set():
                 time.sleep(0.2)
 
-    def follow(self, match_id: str, after: int) -> Follower:
-        """Follow ``match_id``'s events after version ``after``."""
-        return Follower(self, match_id, after)
+    def follow(self, match_id: str, after: int, latest: int | None = None) -> Follower:
+        """Follow ``match_id``'s events after version ``after``; ``latest``, the version of
+        its newest event if the caller has just read it, saves reading it again."""
+        return Follower(self, match_id, after, latest)
 
     def wait_after(self, match_id: str, version: int, timeout: float) -> None:
         """Return once the match is past ``version``, after ``timeout`` s, when the process

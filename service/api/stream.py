@@ -41,7 +41,7 @@ from service.store.feed import RedisFeed
 from service.store.matches import MatchStore
 from service.threads import shutting_down
 
-__all__ = ["blueprint", "sse_message"]
+__all__ = ["blueprint"]
 
 blueprint = Blueprint("stream", __name__)
 log = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ def stream(match_id: str) -> Response:
         feed,
         match_id,
         after=after,
+        latest=0 if last is None else last.version,
         keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
     )
@@ -81,11 +82,6 @@ def stream(match_id: str) -> Response:
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
     return response
-
-
-def sse_message(event_json: str, *, version: int, event_type: str) -> str:
-    """Return one SSE message for a stored event (its JSON is one line)."""
-    return f"id: {version}\nevent: {event_type}\ndata: {event_json}\n\n"
 
 
 def _resume_point() -> int:
@@ -113,11 +109,12 @@ def _messages(
     match_id: str,
     *,
     after: int,
+    latest: int,
     keepalive: float,
     lifetime: float,
 ) -> Generator[str, None, None]:
     """Yield SSE text until the match is finished and sent, or the client leaves."""
-    follower = fanout.follow(match_id, after)
+    follower = fanout.follow(match_id, after, latest)
     started = sent = time.monotonic()
     STREAMS_OPEN.inc()
     try:
@@ -137,8 +134,8 @@ def _messages(
                 yield ": keep-alive\n\n"
                 sent = time.monotonic()
                 continue
-            for event in events:
-                yield sse_message(event.json, version=event.version, event_type=event.type)
+            # One write for the batch; each event's text was formatted once for every stream.
+            yield "".join(event.sse for event in events)
             sent = time.monotonic()
             if any(event.type == FINAL_EVENT for event in events):
                 last = feed.last_event(match_id)
