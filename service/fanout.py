@@ -2,13 +2,15 @@
 
 Without it, each open event stream held a Redis connection of its own blocked in ``XREAD``:
 1,000 viewers of one table meant 1,000 connections. Here a worker follows each match that
-someone waits on with one reader (one connection, blocked up to :data:`WAKE_SECONDS` at a
-time) and hands each batch of events to every follower of that match; the reader stops once
-nobody follows the match any more.
+someone waits on with one reader (the store's :meth:`~service.store.MatchStore.follow`: one
+connection, blocked up to :data:`WAKE_SECONDS` at a time) and hands each batch of events to
+every follower of that match; the reader stops once nobody follows the match any more, or the
+match is finished or expired.
 
-A follower that joins late (``Last-Event-ID``, ``?after=``) first catches up with a plain range
-read of what happened before it joined, then takes the live events; since versions only grow,
-nothing is missed and nothing is sent twice.
+A follower that joins late (``Last-Event-ID``, ``?after=``) first catches up with plain range
+reads of what happened before it joined, then takes the live events; since versions only grow,
+nothing is missed and nothing is sent twice. Each event's text for the streams is rendered
+once, for every follower.
 
 The module knows nothing of Redis: :class:`Source` is what the store provides.
 """
@@ -19,20 +21,13 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = [
-    "WAKE_SECONDS",
-    "Event",
-    "Fanout",
-    "FeedLost",
-    "Follower",
-    "Reader",
-    "Source",
-    "sse_message",
-]
+from service.store import StoredEvent
+
+__all__ = ["WAKE_SECONDS", "Delivered", "Fanout", "FeedLost", "Follower", "Source"]
 
 WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a reader sees it has no followers
 CATCH_UP_BATCH = 100
@@ -40,47 +35,36 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
-    """One stored public event: the version it produced, its type and its JSON text."""
+class Delivered:
+    """An event as followers get it: the stored event and its rendered text."""
 
-    version: int
-    type: str
-    json: str
-    sse: str = field(init=False, repr=False, compare=False)
+    event: StoredEvent
+    text: str
 
-    def __post_init__(self) -> None:
-        # The Server-Sent Events message, made once for every stream the event goes to.
-        object.__setattr__(self, "sse", sse_message(self.json, self.version, self.type))
-
-
-def sse_message(event_json: str, version: int, event_type: str) -> str:
-    """One SSE message for a stored event (its JSON is one line)."""
-    return f"id: {version}\nevent: {event_type}\ndata: {event_json}\n\n"
-
-
-class Reader(Protocol):
-    """A blocking reader of one match's events, on a connection of its own."""
-
-    def read(self, after: int, block: float) -> Sequence[Event]:
-        """Events after version ``after``, waiting up to ``block`` seconds for one."""
-
-    def close(self) -> None: ...
+    @property
+    def version(self) -> int:
+        return self.event.version
 
 
 class Source(Protocol):
-    """Where events come from (the store)."""
+    """Where events come from (:class:`service.store.MatchStore`)."""
 
-    def last_version(self, match_id: str) -> int:
-        """The version of the match's newest event (0 when there is none)."""
+    def last_event(self, match_id: str) -> StoredEvent | None: ...
 
-    def events_between(self, match_id: str, after: int, upto: int, limit: int) -> Sequence[Event]:
-        """Up to ``limit`` events with ``after < version <= upto``, oldest first."""
+    def stored_events(
+        self, match_id: str, *, after: int, upto: int | None = None, limit: int = 100
+    ) -> list[StoredEvent]: ...
 
-    def reader(self, match_id: str) -> Reader: ...
+    def follow(
+        self, match_id: str, *, after: int, wake: float, batch: int = 100
+    ) -> Iterator[list[StoredEvent]]: ...
 
 
 class FeedLost(Exception):
     """The match's reader failed (storage unavailable): the follower should end."""
+
+
+_Item = Sequence[Delivered] | BaseException | None  # events, a failure, or the end
 
 
 class _Channel:
@@ -90,43 +74,40 @@ class _Channel:
         self.fanout = fanout
         self.match_id = match_id
         self.cursor = cursor  # the newest version handed to the followers
-        self.queues: set[queue.SimpleQueue[Sequence[Event] | BaseException]] = set()
-        self.thread = threading.Thread(
-            target=self._run, name=f"feed-{match_id}", daemon=True
-        )
+        self.queues: set[queue.SimpleQueue[_Item]] = set()
+        self.thread = threading.Thread(target=self._run, name=f"feed-{match_id}", daemon=True)
 
     def _run(self) -> None:
-        lock = self.fanout.lock
+        fanout = self.fanout
+        batches: Iterator[list[StoredEvent]] | None = None
         try:
-            reader = self.fanout.source.reader(self.match_id)
-        except Exception as error:
-            self._fail(error)
-            return
-        try:
-            while True:
-                with lock:
+            batches = fanout.source.follow(self.match_id, after=self.cursor, wake=WAKE_SECONDS)
+            for batch in batches:
+                delivered = [Delivered(event, fanout.render(event)) for event in batch]
+                with fanout.lock:
                     if not self.queues:
-                        if self.fanout.channels.get(self.match_id) is self:
-                            del self.fanout.channels[self.match_id]
+                        self._leave()
                         return
-                    after = self.cursor
-                events = reader.read(after, WAKE_SECONDS)
-                if not events:
-                    continue
-                with lock:
-                    self.cursor = events[-1].version
-                    for waiting in self.queues:
-                        waiting.put(events)
+                    if delivered:
+                        self.cursor = delivered[-1].version
+                        for waiting in self.queues:
+                            waiting.put(delivered)
+            self._end(None)  # the match is finished (its last event handed out) or expired
         except Exception as error:
-            self._fail(error)
+            log.warning("feed of match %s ended: %s", self.match_id, type(error).__name__)
+            self._end(error)
         finally:
-            reader.close()
+            if batches is not None and hasattr(batches, "close"):
+                batches.close()
 
-    def _fail(self, error: BaseException) -> None:
-        log.warning("feed of match %s ended: %s", self.match_id, type(error).__name__)
+    def _leave(self) -> None:
+        """With the lock held: no longer the match's channel."""
+        if self.fanout.channels.get(self.match_id) is self:
+            del self.fanout.channels[self.match_id]
+
+    def _end(self, error: BaseException | None) -> None:
         with self.fanout.lock:
-            if self.fanout.channels.get(self.match_id) is self:
-                del self.fanout.channels[self.match_id]
+            self._leave()
             for waiting in self.queues:
                 waiting.put(error)
             self.queues.clear()
@@ -135,23 +116,21 @@ class _Channel:
 class Follower:
     """One client's view of a match's events after a version; :meth:`close` when done."""
 
-    def __init__(
-        self, fanout: Fanout, match_id: str, after: int, latest: int | None = None
-    ) -> None:
+    def __init__(self, fanout: Fanout, match_id: str, after: int, latest: int | None) -> None:
         self.fanout = fanout
         self.match_id = match_id
         self.after = after
-        self._queue: queue.SimpleQueue[Sequence[Event] | BaseException] = queue.SimpleQueue()
-        self._channel: _Channel | None = None
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         if latest is None:
-            latest = fanout.source.last_version(match_id)
+            last = fanout.source.last_event(match_id)
+            latest = 0 if last is None else last.version
         with fanout.lock:
             channel = fanout.channels.get(match_id)
             if channel is None:
                 channel = fanout.channels[match_id] = _Channel(fanout, match_id, latest)
                 channel.thread.start()
             channel.queues.add(self._queue)
-            self._channel = channel
+            self._channel: _Channel | None = channel
             self._catch_up_to = channel.cursor  # later events come through the queue
 
     @property
@@ -159,28 +138,27 @@ class Follower:
         """Whether events already stored are still to come (nothing to wait for)."""
         return self.after < self._catch_up_to
 
-    def next(self, timeout: float) -> list[Event]:
-        """The next events after :attr:`after`, waiting up to ``timeout`` s (``[]`` then).
-
-        Raises :class:`FeedLost` if the reader failed.
-        """
+    def next(self, timeout: float) -> list[Delivered] | None:
+        """The next events after :attr:`after`, waiting up to ``timeout`` seconds: ``[]``
+        when none came (or the follower was woken), ``None`` once the feed has ended (the
+        match is finished or expired). Raises :class:`FeedLost` if the reader failed."""
         if self.after < self._catch_up_to:
-            events = list(
-                self.fanout.source.events_between(
-                    self.match_id, self.after, self._catch_up_to, CATCH_UP_BATCH
-                )
+            stored = self.fanout.source.stored_events(
+                self.match_id, after=self.after, upto=self._catch_up_to, limit=CATCH_UP_BATCH
             )
-            if events:
-                self.after = events[-1].version
-                return events
+            if stored:
+                self.after = stored[-1].version
+                return [Delivered(event, self.fanout.render(event)) for event in stored]
             self._catch_up_to = self.after  # trimmed or gone: go on with the live events
         try:
             item = self._queue.get(timeout=max(timeout, 0.0))
         except queue.Empty:
             return []
+        if item is None:
+            return None
         if isinstance(item, BaseException):
             raise FeedLost(str(item)) from item
-        fresh = [event for event in item if event.version > self.after]
+        fresh = [delivered for delivered in item if delivered.version > self.after]
         if fresh:
             self.after = fresh[-1].version
         return fresh
@@ -193,10 +171,21 @@ class Follower:
 
 
 class Fanout:
-    """This worker's readers, one per followed match."""
+    """This worker's readers, one per followed match.
 
-    def __init__(self, source: Source, stopping: threading.Event | None = None) -> None:
+    ``render`` makes an event's text for the streams (once per event). When ``stopping`` is
+    set, every follower is woken so that it sees it.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        render: Callable[[StoredEvent], str],
+        stopping: threading.Event | None = None,
+    ) -> None:
         self.source = source
+        self.render = render
         self.lock = threading.Lock()
         self.channels: dict[str, _Channel] = {}
         self.stopping = stopping
@@ -204,6 +193,34 @@ class Fanout:
             threading.Thread(
                 target=self._wake_on, args=(stopping,), name="feed-stop", daemon=True
             ).start()
+
+    def follow(self, match_id: str, after: int, latest: int | None = None) -> Follower:
+        """Follow ``match_id``'s events after version ``after``; ``latest``, the version of
+        its newest event if the caller has just read it, saves reading it again."""
+        return Follower(self, match_id, after, latest)
+
+    def wait_after(self, match_id: str, version: int, timeout: float) -> None:
+        """Return once the match is past ``version``, after ``timeout`` s, when the process
+        is stopping, or when the feed ends or is lost (the caller then reads the match)."""
+        follower = self.follow(match_id, version)
+        try:
+            if follower.behind:
+                return
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                if self.stopping is not None and self.stopping.is_set():
+                    return
+                if follower.next(left) != []:
+                    return
+        except FeedLost:
+            return
+        finally:
+            follower.close()
+
+    def readers(self) -> int:
+        """Matches read now (one connection each)."""
+        with self.lock:
+            return len(self.channels)
 
     def _wake_on(self, stopping: threading.Event) -> None:
         """Each time ``stopping`` is set, wake every follower (which then sees it is set):
@@ -216,31 +233,3 @@ class Fanout:
                         waiting.put([])
             while stopping.is_set():
                 time.sleep(0.2)
-
-    def follow(self, match_id: str, after: int, latest: int | None = None) -> Follower:
-        """Follow ``match_id``'s events after version ``after``; ``latest``, the version of
-        its newest event if the caller has just read it, saves reading it again."""
-        return Follower(self, match_id, after, latest)
-
-    def wait_after(self, match_id: str, version: int, timeout: float) -> None:
-        """Return once the match is past ``version``, after ``timeout`` s, when the process
-        is stopping, or when the feed is lost (the caller then reads the match as it is)."""
-        follower = self.follow(match_id, version)
-        try:
-            if follower.behind:
-                return
-            deadline = time.monotonic() + timeout
-            while (left := deadline - time.monotonic()) > 0:
-                if self.stopping is not None and self.stopping.is_set():
-                    return
-                if follower.next(left):
-                    return
-        except FeedLost:
-            return
-        finally:
-            follower.close()
-
-    def readers(self) -> int:
-        """Matches read now (one connection each)."""
-        with self.lock:
-            return len(self.channels)

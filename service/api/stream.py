@@ -1,11 +1,12 @@
 """``GET /v1/matches/{id}/stream``: a match's public events as Server-Sent Events.
 
-The events come from the match's event log in the store; in each worker one reader per match
-feeds every stream and long-poll of that match (:mod:`service.fanout`), so any instance serves
-any match, nothing is lost between instances, and 1,000 viewers of one table cost one Redis
-connection per worker. An open stream costs a greenlet and its socket, not a thread (README
-"Worker model"); it is admitted first by the caps of :mod:`service.api.connections` (429 or
-503 with ``Retry-After`` beyond them).
+The events come from the store, which reads them as they are committed, so any instance
+serves any match and nothing is lost between instances. In each worker one reader per match
+feeds every stream and long-poll of that match (:mod:`service.fanout`): 1,000 viewers of one
+table cost one Redis connection per worker. An open stream costs a greenlet and its socket,
+not a thread (README "Worker model"); it is first admitted by the caps of
+:mod:`service.api.connections` (429 or 503 with ``Retry-After`` beyond them). This module
+writes the events as Server-Sent Events.
 
 Each SSE message is ``id: <version>``, ``event: <type>``, ``data: <the public event JSON>``.
 A client resumes with ``Last-Event-ID`` (EventSource sends it by itself when it
@@ -29,24 +30,22 @@ import time
 from collections.abc import Generator
 
 from flask import Blueprint, Response, current_app, request
-from redis.exceptions import RedisError
 
 from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.config import Settings
 from service.fanout import Fanout, FeedLost
+from service.game import EventType
 from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
-from service.store.feed import RedisFeed
-from service.store.matches import MatchStore
+from service.store import MatchStore, StoredEvent, StoreUnavailable
 from service.threads import shutting_down
 
-__all__ = ["blueprint"]
+__all__ = ["blueprint", "sse_message"]
 
 blueprint = Blueprint("stream", __name__)
 log = logging.getLogger(__name__)
 
-FINAL_EVENT = "match_finished"
 RETRY_MILLISECONDS = 2000
 _VERSION = re.compile(r"[0-9]{1,16}")
 MAX_VERSION = 2**53 - 1
@@ -57,13 +56,12 @@ _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def stream(match_id: str) -> Response:
     """Stream the public events after the client's last one; 404 for an unknown match."""
     after = _resume_point()
-    feed: RedisFeed = current_app.extensions["feed"]
-    store: MatchStore = current_app.extensions["referee"].store
-    if not _valid_id(match_id) or not store.exists(match_id):
+    store: MatchStore = current_app.extensions["store"]
+    if not _MATCH_ID.fullmatch(match_id) or not store.exists(match_id):
         raise MatchNotFound(match_id)
-    last = feed.last_event(match_id)
-    if last is not None and last.type == FINAL_EVENT and after >= last.version:
-        return Response(status=204)
+    last = store.last_event(match_id)
+    if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
+        return Response(status=204)  # finished, and the client has every event
     try:
         ticket = admit()
     except Refused as refused:
@@ -71,7 +69,6 @@ def stream(match_id: str) -> Response:
     settings: Settings = current_app.config["REFEREE_SETTINGS"]
     messages = _messages(
         current_app.extensions["fanout"],
-        feed,
         match_id,
         after=after,
         latest=0 if last is None else last.version,
@@ -82,6 +79,52 @@ def stream(match_id: str) -> Response:
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
     return response
+
+
+def sse_message(event: StoredEvent) -> str:
+    """One SSE message for a stored event (its JSON is one line)."""
+    return f"id: {event.version}\nevent: {event.type.value}\ndata: {event.json}\n\n"
+
+
+def _messages(
+    fanout: Fanout,
+    match_id: str,
+    *,
+    after: int,
+    latest: int,
+    keepalive: float,
+    lifetime: float,
+) -> Generator[str, None, None]:
+    """SSE text until the match is finished and sent, the stream's life is over, the worker
+    stops, or the client leaves (then the client reconnects with Last-Event-ID)."""
+    follower = fanout.follow(match_id, after, latest)
+    started = sent = time.monotonic()
+    STREAMS_OPEN.inc()
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
+        while not shutting_down.is_set():
+            now = time.monotonic()
+            left = lifetime - (now - started)
+            if left <= 0:
+                return
+            delivered = follower.next(min(keepalive - (now - sent), left))
+            if delivered is None:
+                return  # the match is finished and sent, or it expired
+            if not delivered:
+                if time.monotonic() - sent >= keepalive:
+                    yield ": keep-alive\n\n"
+                    sent = time.monotonic()
+                continue  # else woken early: the worker stopping, or the lifetime is over
+            # One write for the batch; each event's text was made once for all its streams.
+            yield "".join(item.text for item in delivered)
+            sent = time.monotonic()
+            if delivered[-1].event.type is EventType.MATCH_FINISHED:
+                return
+    except (FeedLost, StoreUnavailable) as error:
+        log.warning("event stream of %s ended: %s", match_id, error)
+    finally:
+        follower.close()
+        STREAMS_OPEN.dec()
 
 
 def _resume_point() -> int:
@@ -97,53 +140,3 @@ def _version(source: str, raw: str) -> int:
     if not _VERSION.fullmatch(raw) or int(raw) > MAX_VERSION:
         raise BadRequest(f"{source} must be a version (an integer >= 0), not {raw!r}")
     return int(raw)
-
-
-def _valid_id(match_id: str) -> bool:
-    return _MATCH_ID.fullmatch(match_id) is not None
-
-
-def _messages(
-    fanout: Fanout,
-    feed: RedisFeed,
-    match_id: str,
-    *,
-    after: int,
-    latest: int,
-    keepalive: float,
-    lifetime: float,
-) -> Generator[str, None, None]:
-    """Yield SSE text until the match is finished and sent, or the client leaves."""
-    follower = fanout.follow(match_id, after, latest)
-    started = sent = time.monotonic()
-    STREAMS_OPEN.inc()
-    try:
-        key = MatchStore.events_key(match_id)
-        yield f"retry: {RETRY_MILLISECONDS}\n: following {key} after {after}\n\n"
-        while not shutting_down.is_set():
-            now = time.monotonic()
-            left = lifetime - (now - started)
-            if left <= 0:
-                return
-            events = follower.next(min(keepalive - (now - sent), left))
-            if not events:
-                if time.monotonic() - sent < keepalive:
-                    continue  # woken early: the worker stopping, or the lifetime is over
-                if not feed.exists(match_id):
-                    return  # the match expired
-                yield ": keep-alive\n\n"
-                sent = time.monotonic()
-                continue
-            # One write for the batch; each event's text was formatted once for every stream.
-            yield "".join(event.sse for event in events)
-            sent = time.monotonic()
-            if any(event.type == FINAL_EVENT for event in events):
-                last = feed.last_event(match_id)
-                if last is None or last.version == follower.after:
-                    return
-    except (FeedLost, RedisError) as error:
-        # The client reconnects with Last-Event-ID and resumes where it was.
-        log.warning("event stream of %s ended: %s", match_id, type(error).__name__)
-    finally:
-        follower.close()
-        STREAMS_OPEN.dec()
