@@ -140,7 +140,7 @@ def many_streams(
     rss_after = server.workers_rss()
     per_stream = (rss_after - rss_before) / max(open_now, 1)
     with redis_server.client() as admin:
-        readers = sum(1 for c in admin.client_list() if c.get("name", "").startswith("feed:"))
+        readers = sum(1 for c in admin.client_list() if c.get("name", "").startswith("sse:"))
         redis_clients = len(admin.client_list())
 
     cpu_before, wall_before = server.workers_cpu(), time.monotonic()
@@ -176,7 +176,7 @@ def many_streams(
     )
     print(
         f"  memory: workers' RSS {rss_before / 2**20:.0f} MiB -> {rss_after / 2**20:.0f} MiB,"
-        f" {per_stream / 1024:.1f} KiB per open stream; Redis: {readers} feed readers,"
+        f" {per_stream / 1024:.1f} KiB per open stream; Redis: {readers} stream readers,"
         f" {redis_clients} connections in all"
     )
     if refused:
