@@ -8,12 +8,15 @@ workers) on free ports of 127.0.0.1, and its own load generator: this process, o
 with raw sockets (no client library), bounded in connections and time. Two parts:
 
 1. **Many streams** (``MAX_STREAMS_PER_ADDRESS=0``, the per-address cap off): draft writes
-   (``PUT .../draft``, paced at :data:`WRITE_RATE` a second over :data:`MATCHES` matches) are
+   (``PUT .../draft``, paced at :data:`WRITE_RATE` a second over :data:`MATCHES` matches: a
+   draft every 5 s at each table; ``LIVE_WRITE_RATE`` changes the rate) are
    timed with no stream open (the baseline), then again with ``--streams`` event streams open
    on those matches. Every stream must get every event; the delay from a write's request to
    each stream's receipt of its event is measured. Memory per open stream is the growth of the
    workers' resident memory divided by the streams; Redis connections are counted too (one
-   reader per followed match and worker, not one per stream).
+   reader per followed match and worker, not one per stream). The streams are held by
+   :data:`HOLDERS` processes of the load generator, so that reading them does not slow the
+   process that times the writes.
 2. **Flood and slowloris** (default settings): 300 event streams and 300 half-sent requests
    (``GET /readyz HTTP/1.1``, ``Host`` and half a header, then nothing) from one address;
    meanwhile ``GET /readyz``, ``POST /v1/meld-check`` and moves (draft, draw) must answer, and
@@ -51,7 +54,9 @@ from service.rules import full_set  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 MATCHES = 50  # matches the streams follow (and the writes change)
-WRITE_RATE = 40.0  # draft writes a second, spread over the matches
+# Draft writes a second over the matches: a draft every 5 s at each of 50 tables, each event
+# going to 100 streams (1,000 deliveries a second). LIVE_WRITE_RATE changes it.
+WRITE_RATE = float(os.environ.get("LIVE_WRITE_RATE", "10"))
 OPEN_AT_ONCE = 200  # streams being opened at the same time
 HOLDERS = 4  # processes holding the streams of part 1
 FLOOD = 300  # part 2: streams and half-sent requests from one address
