@@ -163,6 +163,10 @@ class Follower:
             self.after = fresh[-1].version
         return fresh
 
+    def wake(self) -> None:
+        """Make a waiting :meth:`next` return ``[]`` now (any thread or greenlet)."""
+        self._queue.put([])
+
     def close(self) -> None:
         with self.fanout.lock:
             if self._channel is not None:

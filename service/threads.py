@@ -22,13 +22,15 @@ it left off.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["CPU_THREADS", "cpu_bound", "event_loop", "shutting_down"]
+__all__ = ["CPU_THREADS", "cpu_bound", "event_loop", "shutting_down", "when_closed"]
 
 T = TypeVar("T")
 
@@ -63,6 +65,40 @@ def cpu_bound(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         return fn(*args, **kwargs)
     result: T = _native_pool().apply(fn, args, kwargs)
     return result
+
+
+def when_closed(
+    connection: socket.socket | None, callback: Callable[[], None]
+) -> Callable[[], None]:
+    """On an event loop: call ``callback`` once the client closes ``connection`` while a
+    response streams to it (it sends nothing then, so a readable socket with nothing to
+    read is a client gone). Return a function that stops watching.
+
+    Without an event loop (or a socket) nothing is watched: the server then notices the
+    client left when a write fails.
+    """
+    if connection is None or not event_loop():
+        return lambda: None
+    import gevent
+    from gevent.socket import wait_read
+
+    def watch() -> None:
+        try:
+            wait_read(connection.fileno())
+            gone = connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            gone = True
+        if gone:
+            callback()
+        # else: the client sent more (a pipelined request): the write path will see to it
+
+    watcher = gevent.spawn(watch)
+
+    def stop() -> None:
+        with contextlib.suppress(Exception):
+            watcher.kill(block=False)
+
+    return stop
 
 
 def _native_pool() -> Any:

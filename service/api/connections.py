@@ -51,7 +51,8 @@ class Refused(Exception):
 
 
 class _Counts:
-    """This worker's open waits: in all, and per address when no shared table is mapped."""
+    """An app's open waits (one app per worker): in all, and per address when no shared
+    table is mapped (outside gunicorn)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -73,31 +74,30 @@ class _Counts:
                 del self.local[address]
 
 
-_counts = _Counts()
-
-
 class Ticket:
     """One admitted wait; :meth:`close` (idempotent) gives its place back."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, counts: _Counts, address: str) -> None:
+        self.counts = counts
         self.address = address
         self._open = True
 
     def close(self) -> None:
-        with _counts.lock:
+        with self.counts.lock:
             if not self._open:
                 return
             self._open = False
-            _counts.add(self.address, -1)
+            self.counts.add(self.address, -1)
 
 
 def admit() -> Ticket:
     """Admit one more wait for this request's client, or raise :class:`Refused`."""
     settings: Settings = current_app.config["REFEREE_SETTINGS"]
+    counts: _Counts = current_app.extensions.setdefault("open_streams", _Counts())
     address = request.remote_addr or "unknown"
     retry = max(1, settings.retry_after_seconds)
-    with _counts.lock:
-        if settings.max_streams_per_worker and _counts.total >= settings.max_streams_per_worker:
+    with counts.lock:
+        if settings.max_streams_per_worker and counts.total >= settings.max_streams_per_worker:
             raise Refused(
                 503,
                 "server-busy",
@@ -107,7 +107,7 @@ def admit() -> Ticket:
                 retry,
             )
         cap = settings.max_streams_per_address
-        if cap and _counts.by_address(address) >= cap:
+        if cap and counts.by_address(address) >= cap:
             raise Refused(
                 429,
                 "too-many-streams",
@@ -116,8 +116,8 @@ def admit() -> Ticket:
                 "address; close one first",
                 retry,
             )
-        _counts.add(address, 1)
-    return Ticket(address)
+        counts.add(address, 1)
+    return Ticket(counts, address)
 
 
 @contextmanager

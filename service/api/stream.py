@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
+import threading
 import time
 from collections.abc import Generator
 
@@ -39,7 +41,7 @@ from service.game import EventType
 from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
 from service.store import MatchStore, StoredEvent, StoreUnavailable
-from service.threads import shutting_down
+from service.threads import shutting_down, when_closed
 
 __all__ = ["blueprint", "sse_message"]
 
@@ -69,6 +71,7 @@ def stream(match_id: str) -> Response:
     settings: Settings = current_app.config["REFEREE_SETTINGS"]
     messages = _messages(
         current_app.extensions["fanout"],
+        request.environ.get("gunicorn.socket"),
         match_id,
         after=after,
         latest=0 if last is None else last.version,
@@ -88,6 +91,7 @@ def sse_message(event: StoredEvent) -> str:
 
 def _messages(
     fanout: Fanout,
+    connection: socket.socket | None,
     match_id: str,
     *,
     after: int,
@@ -98,11 +102,20 @@ def _messages(
     """SSE text until the match is finished and sent, the stream's life is over, the worker
     stops, or the client leaves (then the client reconnects with Last-Event-ID)."""
     follower = fanout.follow(match_id, after, latest)
+    # A client that leaves ends its stream at once (its place under the caps is free again),
+    # not at the next write.
+    gone = threading.Event()
+
+    def client_left() -> None:
+        gone.set()
+        follower.wake()
+
+    stop_watching = when_closed(connection, client_left)
     started = sent = time.monotonic()
     STREAMS_OPEN.inc()
     try:
         yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
-        while not shutting_down.is_set():
+        while not shutting_down.is_set() and not gone.is_set():
             now = time.monotonic()
             left = lifetime - (now - started)
             if left <= 0:
@@ -123,6 +136,7 @@ def _messages(
     except (FeedLost, StoreUnavailable) as error:
         log.warning("event stream of %s ended: %s", match_id, error)
     finally:
+        stop_watching()
         follower.close()
         STREAMS_OPEN.dec()
 
