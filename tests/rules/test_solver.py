@@ -191,7 +191,10 @@ def test_a_threshold_out_of_the_rack_s_reach_is_proven_so_at_the_first_number(
     monkeypatch.setattr(search_module._Search, "advance", counted)
     solution = solve([], hand, melded=False, rules=Rules(initial_meld_points=threshold))
     assert solution.status is SolveStatus.NO_PLAY
-    assert numbers_read == [1]
+    # one search per floor tried (every tile placed, all but 1, 3, 7, ... then any play),
+    # and each knows at the 1s
+    assert set(numbers_read) == {1}
+    assert len(numbers_read) <= size.bit_length() + 1
 
 
 # No play.

@@ -33,6 +33,7 @@ from service.rules.sets import SetKind, classify
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import (
+    TILE_WEIGHT,
     OutOfTime,
     Plan,
     best_plan,
@@ -129,6 +130,24 @@ def solve(
 def _best_sets(position: Position, deadline: float | None) -> Table | None:
     """The sets of the best play, or None when there is none.
 
+    Searches first for a play that leaves no rack tile out, then at most 1, 3, 7, ...
+    tiles: each search drops every state that has already left out more, which keeps
+    it small, and the first that finds a play has found the best one.
+    """
+    tiles = sum(map(sum, position.optional)) + position.rack_jokers
+    left_out = 0
+    while left_out < tiles:
+        floor = (tiles - left_out) * TILE_WEIGHT
+        sets = _best_sets_from(position, deadline, floor)
+        if sets is not None:
+            return sets
+        left_out = 2 * left_out + 1
+    return _best_sets_from(position, deadline, 1)
+
+
+def _best_sets_from(position: Position, deadline: float | None, floor: int) -> Table | None:
+    """The sets of the best play, or None when there is none.
+
     After the initial meld the search lays only the jokers sets need and adds the
     others at the end (see :mod:`service.rules.solver.runs`). It first tries laying
     no joker at all, which is fast and most often places every rack tile, then one
@@ -141,8 +160,8 @@ def _best_sets(position: Position, deadline: float | None) -> Table | None:
     full search.
     """
     if position.meld_threshold is not None:
-        return _lay(position, best_plan(position, essential=False, deadline=deadline))
-    floor, fallback, future = 1, None, None
+        return _lay(position, best_plan(position, essential=False, deadline=deadline, floor=floor))
+    fallback, future = None, None
     series = sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
     for limit in range(position.jokers if series else 0):
         if limit and future is None:
@@ -168,7 +187,7 @@ def _best_sets(position: Position, deadline: float | None) -> Table | None:
     sets = _lay(position, plan, essential=True)
     if sets is not None:
         return sets
-    return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    return _lay(position, best_plan(position, essential=False, deadline=deadline, floor=floor))
 
 
 def _lay(position: Position, plan: Plan | None, *, essential: bool = False) -> Table | None:

@@ -90,6 +90,7 @@ STRENGTH_MASK = (1 << SCALE) - 1
 NO_STRENGTH = ~STRENGTH_MASK
 SCORE_ORDER = 1 << 24  # sort keys for _undominated: score, then jokers, then strength
 JOKER_ORDER = 1 << SCALE
+UNREACHABLE = -(1 << 60)  # below any score
 SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 
@@ -155,9 +156,10 @@ Option = tuple[int, int, int, int, Step]
 # The same before it is placed at a colour and a number: (run state id, rack tiles
 # placed, jokers used, meld value added, step)
 Template = tuple[int, int, int, int, Step]
-# A colour's options from one run state, by the real tiles it sends to groups, and the
-# fewest jokers each count needs (see NEED_BITS), shifted to the colour's place
-Entry = tuple[tuple[tuple[Option, ...], ...], int]
+# A colour's options from one run state, by the real tiles it sends to groups; the
+# fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; and
+# for each count the most an option gains, its jokers' weight taken off (see _tops)
+Entry = tuple[tuple[tuple[Option, ...], ...], int, tuple[int, ...]]
 # A group choice, numbered: (index, real tiles of each colour, jokers)
 Choice = tuple[int, int, int, int, int, int]
 # How a state was reached: the state before, the group choice, then each colour's option.
@@ -475,8 +477,21 @@ class _ColourOptions(dict[int, Entry]):
             if found:  # sorted by jokers: the first needs the fewest
                 fewest = min(found[0][2], NONE - 1)
                 needs ^= (NONE ^ fewest) << NEED_BITS * reals
-        entry = self[bits] = (lists, needs << COLOUR_NEEDS * colour)
+        entry = self[bits] = (lists, needs << COLOUR_NEEDS * colour, _tops(lists, joker_weight))
         return entry
+
+
+def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int, ...]:
+    """For each list of options, the most any gains once its jokers' weight is taken off.
+
+    The searches add these up to see whether a state can still reach the floor, before
+    they try the options one by one.
+    """
+    scaled = joker_weight << SCALE
+    return tuple(
+        max((option[1] - option[2] * scaled for option in options), default=UNREACHABLE)
+        for options in lists
+    )
 
 
 def _template(
@@ -766,17 +781,28 @@ class _Search:
             e2 = options2[key & MASK_2]
             e3 = options3[key & MASK_3]
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             score &= NO_STRENGTH
             for index, r0, r1, r2, r3, _ in table[e0[1] | e1[1] | e2[1] | e3[1]]:
+                t1, t2, t3 = top1[r1], top2[r2], top3[r3]
+                t23 = t2 + t3
+                if score + top0[r0] + t1 + t23 < need:
+                    continue
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 for a in by0[r0]:
                     sa = score + a[1]
+                    if sa + t1 + t23 < need:
+                        continue
                     for b in second:
-                        ab = a[0] | b[0]
                         sab = sa + b[1]
+                        if sab + t23 < need:
+                            continue
+                        ab = a[0] | b[0]
                         for c in third:
-                            abc = ab | c[0]
                             sabc = sab + c[1]
+                            if sabc + t3 < need:
+                                continue
+                            abc = ab | c[0]
                             for d in fourth:
                                 new_score = sabc + d[1]
                                 if new_score < need:
@@ -813,9 +839,14 @@ class _Search:
             e2 = options2[key & MASK_2]
             e3 = options3[key & MASK_3]
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             left_over = jokers - placed_jokers
             allowed = table[e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT]
             for index, r0, r1, r2, r3, group_jokers in allowed:
+                t1, t2, t3 = top1[r1], top2[r2], top3[r3]
+                t23 = t2 + t3
+                if score + top0[r0] + t1 + t23 < need:
+                    continue
                 left = left_over - group_jokers
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = placed_jokers + group_jokers
@@ -824,17 +855,23 @@ class _Search:
                     if ja > left:
                         break
                     sa = score + a[1]
+                    if sa + t1 + t23 < need:
+                        continue
                     for b in second:
                         jb = ja + b[2]
                         if jb > left:
                             break
                         sab = sa + b[1]
+                        if sab + t23 < need:
+                            continue
                         ab = a[0] | b[0]
                         for c in third:
                             jc = jb + c[2]
                             if jc > left:
                                 break
                             sabc = sab + c[1]
+                            if sabc + t3 < need:
+                                continue
                             abc = ab | c[0]
                             for d in fourth:
                                 jd = jc + d[2]
@@ -880,9 +917,13 @@ class _Search:
             e2 = options2[key & MASK_2]
             e3 = options3[key & MASK_3]
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
+            net = score - placed_jokers * joker_weight  # what the real tiles placed gained
             left_over = jokers - placed_jokers
             allowed = table[e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT]
             for index, r0, r1, r2, r3, group_jokers in allowed:
+                if net + top0[r0] + top1[r1] + top2[r2] + top3[r3] < need:
+                    continue
                 left = left_over - group_jokers
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = score + group_jokers * joker_weight
