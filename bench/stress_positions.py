@@ -144,7 +144,11 @@ def _lengthen(rng: random.Random, table: list[list[Tile]], pool: Counter[Tile]) 
         elif info.kind is SetKind.GROUP and len(tiles) == 3 and info.number:
             held = {t.colour for t in tiles}
             extra = next(
-                (Tile(c, info.number) for c in COLOURS if c not in held and pool[Tile(c, info.number)]),
+                (
+                    Tile(c, info.number)
+                    for c in COLOURS
+                    if c not in held and pool[Tile(c, info.number)]
+                ),
                 None,
             )
             if extra is not None:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from service.rules.options import Rules
-from service.rules.sets import SetKind, classify
+from service.rules.sets import SetKind, classify, set_points
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import (
@@ -103,7 +103,7 @@ def solve(
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     position = read_position(before, hand, melded=melded, rules=rules)
     try:
-        sets = _best_sets(position, deadline)
+        sets = _best_sets(position, deadline) if melded else _best_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
     if sets is None:
@@ -127,14 +127,39 @@ def solve(
     return Solution(SolveStatus.PLAY_FOUND, after, placed, placed.total(), points)
 
 
-def _best_sets(position: Position, deadline: float | None) -> Table | None:
+def _best_meld(hand: Counter[Tile], rules: Rules, deadline: float | None) -> Table | None:
+    """The sets of the best initial meld, or None when there is none.
+
+    The best sets the rack can form at all (a search as after the meld, on an empty
+    table, which has no meld value to carry and is much quicker) are the best meld
+    when they are worth the threshold; otherwise the meld search runs, knowing it
+    cannot place more tiles than they do.
+    """
+    free = _best_sets(read_position((), hand, melded=True, rules=rules), deadline)
+    if free is None:
+        return None
+    worth = sum(
+        set_points(tiles, joker_worth_zero=rules.joker_worth_zero_in_meld) for tiles in free
+    )
+    if worth >= rules.initial_meld_points:
+        return free
+    position = read_position((), hand, melded=False, rules=rules)
+    return _best_sets(position, deadline, most_tiles=sum(map(len, free)))
+
+
+def _best_sets(
+    position: Position, deadline: float | None, *, most_tiles: int | None = None
+) -> Table | None:
     """The sets of the best play, or None when there is none.
 
-    Searches first for a play that leaves no rack tile out, then at most 1, 3, 7, ...
-    tiles: each search drops every state that has already left out more, which keeps
-    it small, and the first that finds a play has found the best one.
+    Searches first for a play that leaves no rack tile out (or places ``most_tiles``,
+    when fewer is known to be the most), then at most 1, 3, 7, ... fewer: each search
+    drops every state that has already left out more, which keeps it small, and the
+    first that finds a play has found the best one.
     """
     tiles = sum(map(sum, position.optional)) + position.rack_jokers
+    if most_tiles is not None:
+        tiles = min(tiles, most_tiles)
     left_out = 0
     while left_out < tiles:
         floor = (tiles - left_out) * TILE_WEIGHT

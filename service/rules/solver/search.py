@@ -90,6 +90,7 @@ STRENGTH_MASK = (1 << SCALE) - 1
 NO_STRENGTH = ~STRENGTH_MASK
 SCORE_ORDER = 1 << 24  # sort keys for _undominated: score, then jokers, then strength
 JOKER_ORDER = 1 << SCALE
+MELD_ORDER = MELD_MASK + 1
 UNREACHABLE = -(1 << 60)  # below any score
 SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
@@ -278,46 +279,61 @@ def _colour_ids(key: int) -> tuple[int, int, int, int]:
 
 
 def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) -> dict[int, int]:
-    """Keep the states no other state beats: as strong in every colour, scoring as much.
+    """Keep the states no other state beats: as strong in every colour, scoring as much,
+    with a meld value as high.
 
-    States are compared only with states that reached the same meld value and,
-    unless jokers left over are spare (essential mode, where a state that used fewer
-    jokers can do more), that placed as many jokers. Stronger states come first, so
-    one pass against the states kept so far suffices: for each colour a bit mask per
-    run state marks the kept states at least that strong, and one per joker count
-    the kept states that used no more.
+    Unless jokers left over are free to place or not (``spare_jokers``: essential mode,
+    or no table joker to place, where a state that used fewer jokers can do more),
+    states are compared only with states that placed as many jokers. Stronger states
+    come first, so one pass against the states kept so far suffices: for each colour a
+    bit mask per run state marks the kept states at least that strong, one per joker
+    count the kept states that used no more, one per meld value those that reached as
+    much.
     """
     if len(layer) <= SMALL_LAYER:
         return layer
     weaker = _weaker
-    group_shift = MELD_SHIFT if spare_jokers else JOKER_SHIFT
-    # best score first, then fewest jokers, then strongest: a state's betters come first
-    # (a value holds the score, then the strength; the sort keeps ties in order)
-    if max_jokers:
-        order = sorted(layer.items(), key=_joker_order)
-    else:
-        order = sorted(layer.items(), key=_value_of, reverse=True)
+    melds = sorted({(key >> MELD_SHIFT) & MELD_MASK for key in layer})
+    rank = {meld: index for index, meld in enumerate(melds)}
+    # best score first, then fewest jokers, then strongest, then the highest meld value:
+    # a state's betters come first
+    order = sorted(layer.items(), key=_meld_order)
     kept: dict[int, int] = {}
     size = len(_states)
-    fronts: dict[int, tuple[list[int], list[int], list[int], list[int], dict[int, int]]] = {}
-    counts: dict[int, int] = {}
+    top_jokers = max_jokers + 1 if spare_jokers else 1
+    fronts: dict[int, tuple[list[int], list[int], list[int], list[int], list[int], list[int]]] = {}
+    bits: dict[int, int] = {}
     for key, value in order:
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
         id3 = (key >> 3 * STATE_BITS) & STATE_MASK
-        jokers = (key >> JOKER_SHIFT) & JOKER_MASK if spare_jokers else 0
-        group = key >> group_shift
+        placed = (key >> JOKER_SHIFT) & JOKER_MASK
+        jokers = placed if spare_jokers else 0
+        group = 0 if spare_jokers else placed
+        meld = rank[(key >> MELD_SHIFT) & MELD_MASK]
         front = fronts.get(group)
         if front is None:
-            front = fronts[group] = ([0] * size, [0] * size, [0] * size, [0] * size, {})
-            counts[group] = 0
+            front = fronts[group] = (
+                [0] * size,
+                [0] * size,
+                [0] * size,
+                [0] * size,
+                [0] * top_jokers,
+                [0] * len(melds),
+            )
+            bits[group] = 1
         elif (
-            front[0][id0] & front[1][id1] & front[2][id2] & front[3][id3] & front[4].get(jokers, 0)
+            front[0][id0]
+            & front[1][id1]
+            & front[2][id2]
+            & front[3][id3]
+            & front[4][jokers]
+            & front[5][meld]
         ):
             continue
-        bit = 1 << counts[group]
-        counts[group] += 1
+        bit = bits[group]
+        bits[group] = bit << 1
         masks = front[0]
         for weak in weaker[id0]:
             masks[weak] |= bit
@@ -330,9 +346,12 @@ def _undominated(layer: dict[int, int], *, spare_jokers: bool, max_jokers: int) 
         masks = front[3]
         for weak in weaker[id3]:
             masks[weak] |= bit
-        by_jokers = front[4]
-        for more in range(jokers, max_jokers + 1 if spare_jokers else 1):
-            by_jokers[more] = by_jokers.get(more, 0) | bit
+        masks = front[4]
+        for more in range(jokers, top_jokers):
+            masks[more] |= bit
+        masks = front[5]
+        for less in range(meld + 1):
+            masks[less] |= bit
         kept[key] = value
     return kept
 
@@ -397,6 +416,15 @@ def _undominated_plain(layer: dict[int, int]) -> dict[int, int]:
 
 
 _value_of = itemgetter(1)
+
+
+def _meld_order(item: tuple[int, int]) -> int:
+    key, value = item
+    return (
+        ((key >> JOKER_SHIFT) & JOKER_MASK) * JOKER_ORDER
+        - (value >> SCALE) * SCORE_ORDER
+        - (value & STRENGTH_MASK)
+    ) * MELD_ORDER - ((key >> MELD_SHIFT) & MELD_MASK)
 
 
 def _joker_order(item: tuple[int, int]) -> int:
@@ -761,7 +789,9 @@ class _Search:
             return new, links
         if self.essential and self.meld is None:
             return _undominated_spare(new, jokers), links
-        return _undominated(new, spare_jokers=self.essential, max_jokers=jokers), links
+        # with no table joker to place, a state that placed fewer jokers can do more
+        spare = self.essential or not position.table_jokers
+        return _undominated(new, spare_jokers=spare, max_jokers=jokers), links
 
     def _advance_plain(
         self,
