@@ -160,17 +160,25 @@ def _best_sets(
     tiles = sum(map(sum, position.optional)) + position.rack_jokers
     if most_tiles is not None:
         tiles = min(tiles, most_tiles)
+    future = None
+    if position.jokers and position.meld_threshold is None:
+        future = future_bounds(position, deadline)
     left_out = 0
     while left_out < tiles:
         floor = (tiles - left_out) * TILE_WEIGHT
-        sets = _best_sets_from(position, deadline, floor)
+        sets = _best_sets_from(position, deadline, floor, future)
         if sets is not None:
             return sets
         left_out = 2 * left_out + 1
-    return _best_sets_from(position, deadline, 1)
+    return _best_sets_from(position, deadline, 1, future)
 
 
-def _best_sets_from(position: Position, deadline: float | None, floor: int) -> Table | None:
+def _best_sets_from(
+    position: Position,
+    deadline: float | None,
+    floor: int,
+    future: tuple[int, ...] | None = None,
+) -> Table | None:
     """The sets of the best play, or None when there is none.
 
     After the initial meld the search lays only the jokers sets need and adds the
@@ -186,11 +194,9 @@ def _best_sets_from(position: Position, deadline: float | None, floor: int) -> T
     """
     if position.meld_threshold is not None:
         return _lay(position, best_plan(position, essential=False, deadline=deadline, floor=floor))
-    fallback, future = None, None
+    fallback = None
     series = sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
     for limit in range(position.jokers if series else 0):
-        if limit and future is None:
-            future = future_bounds(position, deadline)
         plan = best_plan(
             position,
             essential=True,
@@ -204,8 +210,6 @@ def _best_sets_from(position: Position, deadline: float | None, floor: int) -> T
             if plan.score == most_possible(position):
                 return sets
             floor, fallback = plan.score + 1, sets  # the next search must do better
-    if series and position.jokers and future is None:
-        future = future_bounds(position, deadline)
     plan = best_plan(position, essential=True, deadline=deadline, floor=floor, future=future)
     if plan is None:
         return fallback
