@@ -2,9 +2,10 @@
 
 Correctness, not time: each play must pass ``check_turn``, place at least what the
 MILP of rummikub-solver placed (where it plays by the same rules: it knows no joker
-locks), and match what the plain search finds, one search with every joker and no
-floor, without the shortcuts that make the solver fast on these positions (floors
-from every rack tile down, the initial meld tried first as free sets).
+locks), and match what the plain search finds, one search with every joker, no floor and no
+future bound, without the shortcuts that make the solver fast on these positions
+(floors from every rack tile down, fewer jokers first, the initial meld tried first
+as free sets).
 """
 
 from __future__ import annotations
@@ -57,13 +58,13 @@ def plain(
     def best_sets(
         position: Position, deadline: float | None, *, most_tiles: int | None = None
     ) -> solver_module.Table | None:
-        return solver_module._best_sets_from(position, deadline, 1)
+        return solver_module._with_every_joker(position, deadline, 1, None)
 
     def best_meld(
         hand: Counter[Tile], rules: Rules, deadline: float | None
     ) -> solver_module.Table | None:
         position = read_position((), hand, melded=False, rules=rules)
-        return solver_module._best_sets_from(position, deadline, 1)
+        return solver_module._with_every_joker(position, deadline, 1, None)
 
     with monkeypatch.context() as patched:
         patched.setattr(solver_module, "_best_sets", best_sets)
