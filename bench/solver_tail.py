@@ -2,7 +2,7 @@
 
 Run as ``python bench/solver_tail.py`` (``--per-class N`` positions per class,
 ``--quick`` for 4, ``--strict`` to exit 1 when a target is missed). The positions come
-from :mod:`stress_positions`: both boxes (the MILP configured for the XP box there:
+from ``bench/support/stress_positions.py``: both boxes (the MILP configured for the XP box there:
 3 copies, 4 jokers), tables of 0-110 tiles, racks of 14, 27 and 40 tiles, after the
 initial meld, before it, and with joker-locked sets (the MILP knows no locks: it solves
 the same position unlocked). Each solver runs in its own spawned process, ours with
@@ -40,10 +40,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stress_positions import StressCase, classes, stress_case
-
+from bench.support.stress_positions import StressCase, classes, stress_case
 from service.rules import TileSet, check_turn, full_set
 from service.rules.solver import SolveStatus, solve
 from tests.support.redis_process import RedisProcess, free_port

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import service.rules.solver as solver_module
-from bench.stress_positions import classes, stress_case
+from bench.support.stress_positions import classes, stress_case
 from service.rules import Rules, Tile, TileSet, check_turn, parse_tiles
 from service.rules.solver import Solution, solve
 from service.rules.solver.position import Position, read_position
