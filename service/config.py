@@ -24,7 +24,7 @@ class Settings:
     redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
     redis_connect_timeout: float = 0.5
     redis_socket_timeout: float = 0.5
-    redis_max_connections: int = 32
+    redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
@@ -43,6 +43,8 @@ class Settings:
     api_keys_file: str = ""  # a file of name=key lines (a mounted secret)
     anonymous_matches: bool = True  # False: creating a match needs an app's key
     idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
+    max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
+    max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -68,6 +70,8 @@ class Settings:
         "api_keys_file": "REFEREE_API_KEYS_FILE",
         "anonymous_matches": "ANONYMOUS_MATCHES",
         "idle_match_ttl": "IDLE_MATCH_TTL",
+        "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
+        "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }
 
     @classmethod

@@ -59,6 +59,7 @@ __all__ = [
     "Created",
     "HintsOff",
     "Idempotency",
+    "LAST_EVENTS",
     "IdempotencyMismatch",
     "MatchNotFound",
     "Moved",
@@ -74,6 +75,7 @@ __all__ = [
 
 MAX_ATTEMPTS = 12
 LAST_EVENTS = frozenset({EventType.MATCH_FINISHED, EventType.MATCH_CANCELED})
+"""The events after which nothing more happens to a match (streams end there)."""
 Action = Callable[[Match, int, float], Transition]
 Runner = Callable[[Callable[[], Any]], Any]
 """Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
