@@ -41,6 +41,7 @@ class Settings:
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
     max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
+    request_body_timeout: float = 10.0  # seconds a request's body has to arrive whole
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -64,6 +65,7 @@ class Settings:
         "trusted_proxies": "TRUSTED_PROXIES",
         "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
+        "request_body_timeout": "REQUEST_BODY_TIMEOUT",
     }
 
     @classmethod
