@@ -10,6 +10,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
 from service.api import apps, backends, errors, limits, matches, meld, meta, stream
+from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
 from service.fanout import Fanout
@@ -29,6 +30,10 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     if settings.trusted_proxies:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
+    # A body still arriving after REQUEST_BODY_TIMEOUT is dropped (service/api/connections.py).
+    app.wsgi_app = WholeBody(  # type: ignore[method-assign]
+        app.wsgi_app, seconds=settings.request_body_timeout, max_bytes=settings.max_body_bytes
+    )
     app.config.update(
         REFEREE_SETTINGS=settings,
         MAX_CONTENT_LENGTH=settings.max_body_bytes,

@@ -45,6 +45,7 @@ class Settings:
     idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
     max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
+    request_body_timeout: float = 10.0  # seconds a request's body has to arrive whole
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -72,6 +73,7 @@ class Settings:
         "idle_match_ttl": "IDLE_MATCH_TTL",
         "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
+        "request_body_timeout": "REQUEST_BODY_TIMEOUT",
     }
 
     @classmethod

@@ -27,10 +27,17 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["CPU_THREADS", "cpu_bound", "event_loop", "shutting_down", "when_closed"]
+__all__ = [
+    "CPU_THREADS",
+    "cpu_bound",
+    "deadline",
+    "event_loop",
+    "shutting_down",
+    "when_closed",
+]
 
 T = TypeVar("T")
 
@@ -67,6 +74,19 @@ def cpu_bound(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return result
 
 
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """On an event loop: raise :class:`TimeoutError` in the block if it runs ``seconds`` long
+    (its waits are cut short). Elsewhere the block runs unbounded."""
+    if not event_loop():
+        yield
+        return
+    import gevent
+
+    with gevent.Timeout(seconds, TimeoutError):
+        yield
+
+
 def when_closed(
     connection: socket.socket | None, callback: Callable[[], None]
 ) -> Callable[[], None]:
@@ -83,14 +103,19 @@ def when_closed(
     from gevent.socket import wait_read
 
     def watch() -> None:
-        try:
-            wait_read(connection.fileno())
-            gone = connection.recv(1, socket.MSG_PEEK) == b""
-        except OSError:
-            gone = True
-        if gone:
-            callback()
-        # else: the client sent more (a pipelined request): the write path will see to it
+        while True:
+            try:
+                wait_read(connection.fileno())
+                peeked = connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                continue  # woken with nothing to read after all
+            except (ConnectionResetError, BrokenPipeError):
+                peeked = b""
+            except OSError:
+                return  # not a sign of the client leaving: the writes will tell
+            if peeked == b"":
+                callback()  # the client closed its end
+            return  # else it sent more (a pipelined request): the writes will tell
 
     watcher = gevent.spawn(watch)
 

@@ -18,18 +18,28 @@ is given back when the client leaves or the stream ends).
 
 from __future__ import annotations
 
+import io
+import logging
+import socket
 import threading
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, current_app, request
 
 from service import slots
 from service.api.errors import problem_response
 from service.config import Settings
+from service.threads import deadline
 
-__all__ = ["Refused", "StreamBody", "Ticket", "admit", "waiting"]
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Refused", "StreamBody", "Ticket", "WholeBody", "admit", "waiting"]
 
 
 class Refused(Exception):
@@ -149,3 +159,45 @@ class StreamBody(Iterable[str]):
             self._body.close()
         finally:
             self._ticket.close()
+
+
+class WholeBody:
+    """WSGI middleware: a request's body must arrive whole within ``seconds``.
+
+    gunicorn drops a request whose head does not arrive within ``REQUEST_HEAD_TIMEOUT``; this
+    does the same for its body (``REQUEST_BODY_TIMEOUT``): the body is read here, at most
+    ``max_bytes`` (the app refuses more with 413), before the app runs. A body that is still
+    arriving when the time is up is not answered: the connection is closed, as for a late
+    head. Only on an event loop, where a slow body holds a greenlet meanwhile, not a thread.
+    """
+
+    def __init__(self, app: WSGIApplication, *, seconds: float, max_bytes: int) -> None:
+        self.app = app
+        self.seconds = seconds
+        self.max_bytes = max_bytes
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
+        wanted = self._wanted(environ)
+        if wanted > 0 and self.seconds > 0:
+            try:
+                with deadline(self.seconds):
+                    body = environ["wsgi.input"].read(wanted)
+            except TimeoutError:
+                log.info("request body did not arrive within %s s: closing", self.seconds)
+                connection = environ.get("gunicorn.socket")
+                if isinstance(connection, socket.socket):
+                    with suppress(OSError):
+                        connection.shutdown(socket.SHUT_RDWR)
+                start_response("408 Request Timeout", [("Content-Length", "0")])
+                return []
+            environ["wsgi.input"] = io.BytesIO(body)
+        return self.app(environ, start_response)
+
+    def _wanted(self, environ: WSGIEnvironment) -> int:
+        """Bytes to read first: the announced length, or up to the limit + 1 if chunked."""
+        length = str(environ.get("CONTENT_LENGTH") or "")
+        if length.isdigit():
+            return int(length) if int(length) <= self.max_bytes else 0
+        if str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower() == "chunked":
+            return self.max_bytes + 1
+        return 0
