@@ -295,9 +295,11 @@ class MatchStore:
         streams = {key: f"0-{version}"}
         while (left := deadline - time.monotonic()) > 0 and not stop.is_set():
             block = max(1, int(min(left, WAIT_SLICE) * 1000))
-            read = partial(self.topology.blocking.xread, streams, count=1, block=block)
-            if self._call(key, read):
+            if self._call(key, partial(self._read_blocking, streams, block)):
                 return
+
+    def _read_blocking(self, streams: dict[str, str], block: int) -> Any:
+        return self.topology.blocking.xread(streams, count=1, block=block)
 
     def follow(
         self, match_id: str, *, after: int, wake: float, batch: int = 100
