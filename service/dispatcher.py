@@ -45,6 +45,7 @@ POLL_SECONDS = 0.5  # the longest an outbox read blocks: how late a retry may st
 AUTOCLAIM_EVERY = 5.0  # seconds between looks for a crashed replica's pending entries
 JITTER = 0.2  # a retry waits its delay plus up to this fraction of it
 MAX_RETRY_AFTER = 86400.0
+HOOK_FRESH = 1.0  # seconds a webhook read from Redis is used as is (a deletion takes that long)
 
 
 def parse_schedule(text: str) -> tuple[float, ...]:
@@ -76,6 +77,7 @@ class Dispatcher:
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="deliver")
         self._lock = threading.Lock()
         self._in_flight = 0
+        self._hooks: dict[str, tuple[Webhook, float]] = {}  # id -> (webhook, read at)
 
     # -- running -----------------------------------------------------------------------------
 
@@ -117,11 +119,14 @@ class Dispatcher:
     # -- the steps ---------------------------------------------------------------------------
 
     def fan_out(self, entries: list[OutboxEntry]) -> None:
-        """One delivery per webhook subscribed to each entry (made before it was)."""
+        """One delivery per webhook subscribed to each entry (made before it was); those due
+        now are sent at once, as far as there are free senders."""
         hooks: dict[str, list[Webhook]] = {}
         for entry in entries:
             if entry.app not in hooks:
                 hooks[entry.app] = self.notes.webhooks(entry.app)
+                now = time.monotonic()
+                self._hooks.update({hook.id: (hook, now) for hook in hooks[entry.app]})
             subscribed = [
                 hook
                 for hook in hooks[entry.app]
@@ -129,18 +134,35 @@ class Dispatcher:
                 and not hook.disabled
                 and hook.created_at * 1000 <= entry.created_ms
             ]
-            self.notes.fan_out(entry, subscribed)
+            due = self.notes.fan_out(entry, subscribed, lease=self.lease, take=self._free())
+            self._send_all(due)
 
     def claim(self, shard: int) -> None:
         """Lease the shard's due deliveries, as many as there are free senders."""
+        free = self._free()
+        if free > 0:
+            self._send_all(self.notes.claim(shard, lease=self.lease, limit=free))
+
+    def _free(self) -> int:
         with self._lock:
-            free = self.concurrency - self._in_flight
-        if free <= 0:
-            return
-        for claimed in self.notes.claim(shard, lease=self.lease, limit=free):
+            return self.concurrency - self._in_flight
+
+    def _send_all(self, claimed: list[Claimed]) -> None:
+        for one in claimed:
             with self._lock:
                 self._in_flight += 1
-            self._pool.submit(self._deliver, claimed)
+            self._pool.submit(self._deliver, one)
+
+    def _webhook(self, app: str, webhook_id: str) -> Webhook | None:
+        """The webhook as read at most :data:`HOOK_FRESH` seconds ago (a fan-out reads them
+        all), else from Redis."""
+        held = self._hooks.get(webhook_id)
+        if held is not None and time.monotonic() - held[1] <= HOOK_FRESH:
+            return held[0]
+        hook = self.notes.webhook(app, webhook_id)
+        if hook is not None:
+            self._hooks[webhook_id] = (hook, time.monotonic())
+        return hook
 
     def _deliver(self, claimed: Claimed | None) -> None:
         try:
@@ -157,7 +179,7 @@ class Dispatcher:
     def attempt(self, claimed: Claimed) -> Claimed | None:
         """Send ``claimed`` once and record what came of it; answer the queue's next head
         when it is due now (this sender keeps the lease)."""
-        hook = self.notes.webhook(claimed.app, claimed.webhook)
+        hook = self._webhook(claimed.app, claimed.webhook)
         if hook is None or hook.disabled:
             log.info(
                 "delivery dropped: webhook gone or disabled",
@@ -186,6 +208,7 @@ class Dispatcher:
         if attempt.status == 410:
             log.info("receiver answered 410 Gone: webhook disabled", extra=fields)
             self.notes.disable(hook)
+            self._hooks.pop(hook.id, None)
             return self.notes.finish(claimed, "dead", code=410, sent=True, lease=self.lease)
         tries = claimed.tries + 1
         if tries > len(self.schedule):

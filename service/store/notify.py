@@ -120,33 +120,6 @@ end
 return #ids
 """
 
-# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, body,
-# created (ms), the log's size, the app, then (webhook, delivery id) pairs. One delivery per webhook
-# (made once: a claimed entry may be fanned out again), then the entry is acknowledged.
-FANOUT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local tag = ARGV[1]
-for i = 10, #ARGV, 2 do
-  local hook, did = ARGV[i], ARGV[i + 1]
-  local d = tag .. ':wh:d:' .. did
-  if redis.call('EXISTS', d) == 0 then
-    redis.call('HSET', d, 'webhook', hook, 'type', ARGV[5], 'match_id', ARGV[4], 'body', ARGV[6],
-               'status', 'pending', 'attempts', 0, 'tries', 0, 'code', '', 'next', now,
-               'created', ARGV[7], 'app', ARGV[9])
-    local member = hook .. ':' .. ARGV[4]
-    redis.call('RPUSH', tag .. ':wh:q:' .. member, did)
-    redis.call('ZADD', KEYS[1], 'NX', now, member)
-    local log = tag .. ':wh:log:' .. hook
-    redis.call('ZADD', log, ARGV[7], did)
-    redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
-    redis.call('HINCRBY', KEYS[2], 'pending', 1)
-  end
-end
-redis.call('XACK', ARGV[2], 'dispatch', ARGV[3])
-return 1
-"""
-
 # A Lua function: lease the queue ``member`` until ``now + lease`` and answer its head.
 _HEAD_LUA = """
 local function head(tag, due, member, now, lease)
@@ -161,6 +134,46 @@ local function head(tag, due, member, now, lease)
   return {member, did, d[1], d[2], d[3], d[4], d[5], d[6], d[7]}
 end
 """
+
+# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, body,
+# created (ms), the log's size, the app, the lease, the most heads to lease, then (webhook,
+# delivery id) pairs. One delivery per webhook (made once: a claimed entry may be fanned out
+# again), then the entry is acknowledged; the queues it made due (nobody held them) are leased
+# to the caller, up to the most it asked for, and their heads answered.
+FANOUT = (
+    _HEAD_LUA
+    + """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local tag = ARGV[1]
+local fresh = {}
+for i = 12, #ARGV, 2 do
+  local hook, did = ARGV[i], ARGV[i + 1]
+  local d = tag .. ':wh:d:' .. did
+  if redis.call('EXISTS', d) == 0 then
+    redis.call('HSET', d, 'webhook', hook, 'type', ARGV[5], 'match_id', ARGV[4], 'body', ARGV[6],
+               'status', 'pending', 'attempts', 0, 'tries', 0, 'code', '', 'next', now,
+               'created', ARGV[7], 'app', ARGV[9])
+    local member = hook .. ':' .. ARGV[4]
+    redis.call('RPUSH', tag .. ':wh:q:' .. member, did)
+    if redis.call('ZADD', KEYS[1], 'NX', string.format('%.6f', now), member) == 1 then
+      fresh[#fresh + 1] = member
+    end
+    local log = tag .. ':wh:log:' .. hook
+    redis.call('ZADD', log, ARGV[7], did)
+    redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
+    redis.call('HINCRBY', KEYS[2], 'pending', 1)
+  end
+end
+redis.call('XACK', ARGV[2], 'dispatch', ARGV[3])
+local out = {}
+for i = 1, math.min(#fresh, tonumber(ARGV[11])) do
+  local h = head(tag, KEYS[1], fresh[i], now, tonumber(ARGV[10]))
+  if h then out[#out + 1] = h end
+end
+return out
+"""
+)
 
 # KEYS: the shard's due key. ARGV: tag, lease seconds, the most to claim. Leases the queues
 # whose head is due by Redis TIME and answers their heads.
@@ -472,8 +485,11 @@ class Notifications:
         done = self._call(lambda: self.topology.eval(REDELIVER, keys, [tag, webhook_id, delivery]))
         return bool(done)
 
-    def fan_out(self, entry: OutboxEntry, hooks: Iterable[Webhook]) -> None:
-        """Make ``entry``'s deliveries to ``hooks`` and acknowledge it, in one step."""
+    def fan_out(
+        self, entry: OutboxEntry, hooks: Iterable[Webhook], *, lease: float, take: int
+    ) -> list[Claimed]:
+        """Make ``entry``'s deliveries to ``hooks`` and acknowledge it, in one step; answer
+        up to ``take`` of them due now, leased to the caller for ``lease`` seconds."""
         tag = shard_tag(entry.shard)
         pairs: list[str] = []
         for hook in hooks:
@@ -488,10 +504,13 @@ class Notifications:
             str(entry.created_ms),
             str(LOG_KEPT),
             entry.app,
+            repr(lease),
+            str(max(0, take)),
             *pairs,
         ]
         keys = [f"{tag}:wh:due", f"{tag}:wh:stats"]
-        self._call(lambda: self.topology.eval(FANOUT, keys, argv))
+        rows = self._call(lambda: self.topology.eval(FANOUT, keys, argv))
+        return [_claimed(entry.shard, row) for row in rows]
 
     def claim(self, shard: int, *, lease: float, limit: int) -> list[Claimed]:
         """Lease up to ``limit`` due queues of ``shard`` and answer their heads."""

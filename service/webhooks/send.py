@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import heapq
 import http.client
+import itertools
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -57,21 +60,75 @@ def signed_headers(secret: str, message_id: str, body: str, *, now: float) -> di
     }
 
 
-class _Pinned(http.client.HTTPSConnection):
+_TLS: list[ssl.SSLContext] = []  # one context for every delivery (loading the CAs costs)
+
+
+def _tls() -> ssl.SSLContext:
+    if not _TLS:
+        _TLS.append(ssl.create_default_context())
+    return _TLS[0]
+
+
+class _Pinned(http.client.HTTPConnection):
     """A connection to a fixed address, with the URL's host for ``Host``, SNI and the
-    certificate check (plain TCP for ``http``)."""
+    certificate check (TLS for ``https``, plain TCP for ``http``)."""
 
     def __init__(self, target: Target, address: str, timeout: float) -> None:
-        context = ssl.create_default_context() if target.scheme == "https" else None
-        super().__init__(target.host, target.port, timeout=timeout, context=context)
+        super().__init__(target.host, target.port, timeout=timeout)
         self._address = address
-        self._tls = context
+        self._tls = _tls() if target.scheme == "https" else None
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
         if self._tls is not None:
             sock = self._tls.wrap_socket(sock, server_hostname=self.host)
         self.sock = sock
+
+
+class Watchdog:
+    """One thread that runs each callback when its deadline passes, unless it was cancelled
+    first (a thread per delivery would cost more than the delivery)."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, Callable[[], None]]] = []
+        self._cancelled: set[int] = set()
+        self._wake = threading.Condition()
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def after(self, seconds: float, callback: Callable[[], None]) -> int:
+        with self._wake:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
+                self._thread.start()
+            ticket = next(self._count)
+            heapq.heappush(self._due, (time.monotonic() + seconds, ticket, callback))
+            self._wake.notify()
+            return ticket
+
+    def cancel(self, ticket: int) -> None:
+        with self._wake:
+            self._cancelled.add(ticket)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._due:
+                    self._wake.wait()
+                when, ticket, callback = self._due[0]
+                left = when - time.monotonic()
+                if ticket in self._cancelled:
+                    heapq.heappop(self._due)
+                    self._cancelled.discard(ticket)
+                    continue
+                if left > 0:
+                    self._wake.wait(left)
+                    continue
+                heapq.heappop(self._due)
+            callback()
+
+
+WATCHDOG = Watchdog()
 
 
 def post(
@@ -88,9 +145,7 @@ def post(
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
-    watchdog = threading.Timer(timeout, cut_off)
-    watchdog.daemon = True
-    watchdog.start()
+    ticket = WATCHDOG.after(timeout, cut_off)
     try:
         connection.request(
             "POST",
@@ -113,7 +168,7 @@ def post(
         why = f"no answer within {timeout:g} s" if expired.is_set() else type(error).__name__
         return Attempt(None, error=why)
     finally:
-        watchdog.cancel()
+        WATCHDOG.cancel(ticket)
         connection.close()
 
 

@@ -398,6 +398,9 @@ def test_the_secret_is_in_no_log_line_nor_delivery_record(
     time.sleep(0.3)
     secret = made["secret"]
     assert secret not in caplog.text and secret.removeprefix("whsec_") not in caplog.text
+    assert any(r.name == "service.dispatcher" for r in caplog.records)  # attempts were logged
+    for record in caplog.records:  # every field of every record, extras too
+        assert secret.removeprefix("whsec_") not in repr(record.__dict__)
     log = client.get(f"/v1/webhooks/{made['id']}/deliveries", headers=key())
     assert secret.removeprefix("whsec_") not in log.get_data(as_text=True)
     for name in redis_client.scan_iter("*:wh:d:*"):

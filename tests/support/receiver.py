@@ -110,7 +110,10 @@ def receiver() -> Iterator[Receiver]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 256  # socketserver's 5 drops SYNs under load: 1 s retransmits
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     holder["r"] = Receiver(f"http://127.0.0.1:{server.server_address[1]}/hook")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
