@@ -49,6 +49,7 @@ def bench_api() -> Any:
     spec = importlib.util.spec_from_file_location("bench_api", ROOT / "bench" / "api.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 

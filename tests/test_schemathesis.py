@@ -20,6 +20,11 @@ most requests to an operation that takes a key carry it (the listing, new tokens
 rematch), so the owner's paths answer beyond 401; a generated body with players' refs carries
 it too (a ref without a key is refused by design).
 
+Apps: the app runs with one key, which Schemathesis itself sends to every operation that takes
+one (its ``auth`` configuration for the ``apiKey`` scheme), so the matches it creates are owned
+and the owner's operations (listing, new tokens, leave, cancel, rematch) answer beyond 401; the
+auth checks then probe each of them without the key and with a wrong one (401).
+
 Valid data may still be refused for a documented reason the schema cannot express: 409 (not
 your turn), 412 (stale ``If-Match``), 422 (a move that breaks a rule, a setup that cannot be
 dealt). ``SCHEMATHESIS_MAX_EXAMPLES`` changes the number of examples per operation (default 100).
@@ -52,6 +57,7 @@ APP_KEY = "schemathesis-app-key-0123456789"
 CONFIG = schemathesis.Config.from_dict(
     {
         "generation": {"mode": "all", "max-examples": MAX_EXAMPLES},
+        "auth": {"openapi": {"apiKey": {"api_key": APP_KEY}}},
         "checks": {
             "positive_data_acceptance": {
                 "expected-statuses": ["2XX", "3XX", 401, 403, 404, 409, 412, 422, 429, 503]

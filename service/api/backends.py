@@ -13,9 +13,10 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 from service import game
 from service.api import apps, auth
 from service.api.errors import BadRequest
+from service.api.fields import WholeNumber
 from service.api.parsing import load_body
 from service.game import MAX_REF_LENGTH, Match, Status
-from service.referee import Referee, Rematched
+from service.referee import BadToken, Referee, Rematched
 
 __all__ = ["blueprint", "seats_of"]
 
@@ -31,7 +32,7 @@ class ListQuery(Schema):
 
 
 class LeaveBody(Schema):
-    seat = fields.Integer(strict=True, validate=validate.Range(min=0, max=5))
+    seat = WholeNumber(validate=validate.Range(min=0, max=5))
 
 
 list_query, leave_body = ListQuery(), LeaveBody()
@@ -87,8 +88,7 @@ def reissue_token(match_id: str, seat: int) -> tuple[Response, int]:
 def leave(match_id: str) -> Response:
     """The seat (of the token, or ``seat`` with the owner's key) leaves; a bot takes it."""
     body = load_body(leave_body)
-    app = apps.calling_app()
-    token = auth.bearer_token()
+    token, app = _seat_or_app()
     match, now = referee().leave(match_id, token=token, app=app, seat=body.get("seat"))
     return _answer(match, now, owner=app is not None and token is None)
 
@@ -103,8 +103,9 @@ def cancel(match_id: str) -> Response:
 @blueprint.post("/v1/matches/<match_id>/rematch")
 def rematch(match_id: str) -> tuple[Response, int, dict[str, str]]:
     """The same players and rules again; the first call creates it, the others join it."""
-    token = auth.bearer_token()
-    app = None if token is not None else apps.required_app()
+    token, app = _seat_or_app()
+    if token is not None:
+        app = None  # the seat asks: its own seat, no refs
     made: Rematched = referee().rematch(match_id, token=token, app=app)
     match = made.match
     view = game.owner_view(match, now=made.now) if app else game.public_view(match, now=made.now)
@@ -112,6 +113,16 @@ def rematch(match_id: str) -> tuple[Response, int, dict[str, str]]:
     answer = {"id": match.id, "seats": seats, "match": view}
     headers = {"Location": url_for("matches.get_match", match_id=match.id)}
     return jsonify(answer), 201 if made.created else 200, headers
+
+
+def _seat_or_app() -> tuple[str | None, str | None]:
+    """The seat token and the app of a request that may carry either (the token counts
+    first). A wrong key, or an ``Authorization`` header that is no bearer token, is a 401."""
+    app = apps.calling_app()
+    token = auth.bearer_token()
+    if token is None and request.headers.get("Authorization"):
+        raise BadToken("Authorization must be: Bearer <seat token>")
+    return token, app
 
 
 def _answer(match: Match, now: float, *, owner: bool) -> Response:

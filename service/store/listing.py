@@ -17,20 +17,24 @@ last change, plus :data:`YOUR_TURN` when it is that player's turn, so "your turn
 A page of an app's matches walks the shards' created-at indexes below the cursor (newest
 first): that order never changes, so every match appears once across the pages. A player's
 matches are ordered by what changes (whose turn, last change), so the first page of such a
-walk keeps the order of that moment (a snapshot of ids, :data:`WALK_TTL` seconds) and later
-pages read on from it. Items always show each match as it is now; a match that expired
-meanwhile is left out.
+walk keeps the order of that moment as a sorted set of its own (``walk:<query>:<id>``,
+:data:`WALK_TTL` seconds; on a single Redis one ZUNIONSTORE, no ids sent back and forth) and
+later pages read on from it by rank. Items always show each match as it is now; a match that
+expired meanwhile is left out.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import heapq
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from redis.cluster import RedisCluster
 
 from service import jsoncodec
 from service.game import Match, Status, summary
@@ -47,6 +51,7 @@ __all__ = [
     "indexed",
 ]
 
+_EXPIRES = "_expires_at"  # kept in the stored item, so one read tells whether it expired
 YOUR_TURN = 1e10  # added to a player's order while it is their turn: later than any time
 WALK_TTL = 1800  # seconds a walk over a player's matches keeps its order
 _CURSOR_VERSION = 1
@@ -79,6 +84,20 @@ local function index_match(id, ix, sum, expiry, item, expires_at, keys, scores)
     redis.call('ZREM', expiry, id)
   end
 end
+"""
+
+# KEYS: the walk's key, then the player's index key in every shard (a single Redis). ARGV: 1 a
+# page's size, 2 the walk's TTL. Keeps the union of the indexes as the walk's order when there is
+# more than a page, and answers how many matches there are and the first page's ids.
+BEGIN_WALK = """
+local total = redis.call('ZUNIONSTORE', KEYS[1], #KEYS - 1, unpack(KEYS, 2))
+local page = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+if total > tonumber(ARGV[1]) then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+else
+  redis.call('DEL', KEYS[1])
+end
+return {total, page}
 """
 
 # KEYS: a shard's expiry, ix, sum and deadlines keys. ARGV: 1 the most matches to expire,
@@ -159,7 +178,7 @@ def indexed(match: Match, *, tag: str, updated_at: float, expires_at: float | No
             app_key(tag, app, ref=player.ref, status=status),
         ]
         scores += [order, order]
-    item = jsoncodec.dumps(summary(match, updated_at=updated_at))
+    item = jsoncodec.dumps({**summary(match, updated_at=updated_at), _EXPIRES: expires_at})
     return Indexed(tuple(keys), tuple(scores), item, expires_at)
 
 
@@ -275,65 +294,80 @@ class Listings:
         now: float,
     ) -> Page:
         if cursor is None:
-            ids = self._order_now(app, ref=ref, status=status)
+            walk = secrets.token_urlsafe(12)
+            total, ids = self._begin_walk(
+                _walk_key(app, ref, status, walk), app, ref, status, limit
+            )
             offset = 0
-            walk = None
-            if len(ids) > limit:
-                walk = secrets.token_urlsafe(12)
-                snapshot = {"a": app, "r": ref, "st": status, "ids": ids}
-                self.redis.set(_walk_key(walk), jsoncodec.dumps(snapshot), ex=WALK_TTL)
         else:
             decoded = _decode(cursor)
             if decoded.get("k") != "w" or not isinstance(decoded.get("o"), int):
                 raise BadCursor("this cursor belongs to another listing")
             walk, offset = str(decoded.get("w")), int(decoded["o"])
-            raw = self.redis.get(_walk_key(walk))
-            if raw is None:
+            key = _walk_key(app, ref, status, walk)
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zcard(key)
+            pipe.zrevrange(key, offset, offset + limit - 1)
+            total, members = pipe.execute()
+            if not total:
                 raise BadCursor(
-                    f"this walk over the matches is over {WALK_TTL} seconds old: start again"
+                    "this cursor belongs to another listing, or its walk is over "
+                    f"{WALK_TTL} seconds old: start again"
                 )
-            snapshot = jsoncodec.loads(raw)
-            if (snapshot["a"], snapshot["r"], snapshot["st"]) != (app, ref, status):
-                raise BadCursor("this cursor belongs to another listing")
-            ids = list(snapshot["ids"])
-        chosen = ids[offset : offset + limit]
-        items = self._items(chosen, ref=ref, now=now)
-        end = offset + len(chosen)
-        next_cursor = _encode({"k": "w", "w": walk, "o": end}) if end < len(ids) else None
+            ids = [_text(member) for member in members]
+        items = self._items(ids, ref=ref, now=now)
+        end = offset + len(ids)
+        next_cursor = _encode({"k": "w", "w": walk, "o": end}) if end < total else None
         return Page(items, next_cursor)
 
-    def _order_now(self, app: str, *, ref: str, status: str | None) -> list[str]:
-        pipe = self.redis.pipeline(transaction=False)
-        for tag in self.tags:
-            pipe.zrevrangebyscore(
-                app_key(tag, app, ref=ref, status=status), "+inf", "-inf", withscores=True
+    def _begin_walk(
+        self, key: str, app: str, ref: str, status: str | None, limit: int
+    ) -> tuple[int, list[str]]:
+        """Keep the order of the player's matches now as the walk's sorted set ``key`` (when
+        there is more than a page) and return how many there are and the first page's ids.
+
+        On a single Redis one script does it in place (ZUNIONSTORE); on a Cluster, whose
+        shards' keys are in other slots, the indexes are read and the order written back.
+        """
+        sources = [app_key(tag, app, ref=ref, status=status) for tag in self.tags]
+        if not isinstance(self.redis, RedisCluster):
+            total, members = self.redis.eval(
+                BEGIN_WALK, len(sources) + 1, key, *sources, limit, WALK_TTL
             )
+            return int(total), [_text(member) for member in members]
+        pipe = self.redis.pipeline(transaction=False)
+        for source in sources:
+            pipe.zrange(source, 0, -1, withscores=True)
         found = [(score, _text(member)) for answer in pipe.execute() for member, score in answer]
         found.sort(reverse=True)
-        return [match_id for _, match_id in found]
+        if len(found) > limit:
+            self.redis.zadd(key, {match_id: score for score, match_id in found})
+            self.redis.expire(key, WALK_TTL)
+        return len(found), [match_id for _, match_id in found[:limit]]
 
     # -- the items ---------------------------------------------------------------------
 
     def _items(self, ids: Sequence[str], *, ref: str | None, now: float) -> list[dict[str, Any]]:
         """The listing items of ``ids``, in order; matches that expired are left out."""
-        if not ids:
-            return []
         by_tag: dict[str, list[str]] = {}
         for match_id in ids:
             by_tag.setdefault(self.tag_of(match_id), []).append(match_id)
+        if not by_tag:
+            return []
         pipe = self.redis.pipeline(transaction=False)
         tags = list(by_tag)
         for tag in tags:
             pipe.hmget(f"{tag}:sum", by_tag[tag])
-            pipe.zmscore(f"{tag}:expiry", by_tag[tag])
         answers = pipe.execute()
         items: dict[str, dict[str, Any]] = {}
-        for index, tag in enumerate(tags):
-            raw_items, expiries = answers[2 * index], answers[2 * index + 1]
-            for match_id, raw, expires_at in zip(by_tag[tag], raw_items, expiries, strict=True):
-                if raw is None or expires_at is None or expires_at <= now:
+        for tag, raw_items in zip(tags, answers, strict=True):
+            for match_id, raw in zip(by_tag[tag], raw_items, strict=True):
+                if raw is None:
                     continue
-                items[match_id] = jsoncodec.loads(raw)
+                item = jsoncodec.loads(raw)
+                expires_at = item.pop(_EXPIRES, None)
+                if expires_at is None or expires_at > now:
+                    items[match_id] = item
         ordered = [items[match_id] for match_id in ids if match_id in items]
         if ref is not None:
             for item in ordered:
@@ -349,8 +383,10 @@ def _your_turn_in(item: dict[str, Any], ref: str) -> bool:
     return bool(player.get("ref") == ref and not player.get("bot"))
 
 
-def _walk_key(walk: str) -> str:
-    return f"walk:{walk}"
+def _walk_key(app: str, ref: str, status: str | None, walk: str) -> str:
+    """A walk's key names its query, so a cursor of another listing finds nothing."""
+    query = hashlib.sha256(f"{app}\n{ref}\n{status}".encode("utf-8", "surrogatepass"))
+    return f"walk:{query.hexdigest()[:24]}:{walk}"
 
 
 def _text(value: Any) -> str:

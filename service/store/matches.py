@@ -211,6 +211,14 @@ class MatchStore:
         seconds, micros = self._call(keys.state, lambda: self.topology.eval(TIME, [keys.state], []))
         return self._tick(seconds, micros)
 
+    def clock(self) -> float:
+        """The shared clock as this worker last read it, moved on by its own monotonic clock
+        (no round trip); read from Redis when it has not been yet."""
+        clock = self._clock
+        if clock is None:
+            return self.now()
+        return clock[0] + (time.monotonic() - clock[1])
+
     def load(self, match_id: str) -> Loaded | None:
         """The match as stored now (``None`` when there is none), with the shared clock.
 
@@ -419,7 +427,7 @@ class MatchStore:
     ) -> Page:
         """A page of ``app``'s matches (see :class:`service.store.listing.Listings`); raises
         :class:`service.store.listing.BadCursor` for a cursor of another listing."""
-        now = self.now()
+        now = self.clock()
         key = shard_tag(0) + ":sum"
         return self._call(
             key,

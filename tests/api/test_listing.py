@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from service.sweeper import Sweeper
 from tests.api.matchclient import Seat
 from tests.api.test_backends import MOBILE, PARTNER, key, owned, racks
 
@@ -84,6 +85,16 @@ def test_a_players_matches_come_their_turn_first_then_the_most_recently_changed(
     ]
     assert listing(client, ref="nobody")["matches"] == []
     assert listing(client, app_key=PARTNER, ref="u-ann")["matches"] == []
+
+
+def test_a_timeout_the_sweeper_settles_moves_the_turn_in_the_listing(client, app) -> None:
+    owned(client, setup=racks("R1 R5 B9", "K2 K3 O7"), rules={"turn_seconds": 1})
+    assert [i["your_turn"] for i in listing(client, ref="u-ann")["matches"]] == [True]
+    time.sleep(1.1)
+    assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
+    item = listing(client, ref="u-ann")["matches"][0]
+    assert item["your_turn"] is False and item["current_seat"] == 1
+    assert listing(client, ref="u-bo")["matches"][0]["your_turn"] is True
 
 
 def test_status_filters_the_listing(client) -> None:
@@ -182,7 +193,7 @@ def test_an_idle_match_expires_with_every_key_and_leaves_the_listing(
     assert listing(client)["matches"] == []
     assert listing(client, ref="u-ann")["matches"] == []
     assert client.get(f"/v1/matches/{created['id']}").status_code == 404
-    short_lived.extensions["store"].expire_idle()
+    assert Sweeper(short_lived.extensions["referee"]).sweep_once() >= 2
     leftover = [k for k in redis_client.scan_iter() if not k.startswith("walk:")]
     assert leftover == []
 
