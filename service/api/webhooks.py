@@ -150,13 +150,15 @@ def feed_id(positions: list[str]) -> str:
 
 
 def parse_feed_id(raw: str) -> list[str]:
-    """The positions in a ``Last-Event-ID``; raise :class:`BadRequest` for a malformed one."""
+    """The positions in a ``Last-Event-ID`` (shards it does not name: from the start, so
+    ``0`` reads everything kept); raise :class:`BadRequest` for a malformed one."""
     parts = raw.split(".")
-    if len(parts) != SHARDS or not all(_ENTRY.fullmatch(part) for part in parts):
+    if len(parts) > SHARDS or not all(_ENTRY.fullmatch(part) for part in parts):
         raise BadRequest(
             "Last-Event-ID is not an id of this feed (send the last id you received)",
             kind="bad-last-event-id",
         )
+    parts += ["0"] * (SHARDS - len(parts))
     return ["0-0" if part == "0" else part if "-" in part else part + "-0" for part in parts]
 
 
@@ -165,7 +167,7 @@ def feed() -> Response:
     """The app's notifications as Server-Sent Events, from ``Last-Event-ID`` or from now."""
     app = apps.required_app()
     raw = request.headers.get("Last-Event-ID")
-    positions = parse_feed_id(raw) if raw else None
+    positions = parse_feed_id(raw) if raw is not None else None
     settings = _settings()
     reader = notifications().feed_reader(app, positions)
     keepalive = max(settings.stream_keepalive_seconds, 0.05)

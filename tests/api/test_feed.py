@@ -120,10 +120,19 @@ def test_the_feed_is_the_apps_own(client) -> None:
     theirs.response.close()
 
 
-@pytest.mark.parametrize("bad", ["12", "x" * 40, ".".join(["1-0"] * 31), ".".join(["a"] * 32)])
+@pytest.mark.parametrize(
+    "bad", ["", "x" * 40, ".".join(["1-0"] * 33), ".".join(["a"] * 32), "1--2", "1-2.", "-1"]
+)
 def test_a_malformed_last_event_id_is_400(client, bad: str) -> None:
     response = client.get("/v1/feed", headers={**key(), "Last-Event-ID": bad})
     assert response.status_code == 400
+
+
+def test_last_event_id_0_reads_everything_the_feed_keeps(client) -> None:
+    created, seats = owned(client)
+    assert seats[0].view().status_code == 200
+    [started] = messages(open_feed(client, last_event_id="0"), 1)
+    assert started["body"]["data"]["match_id"] == created["id"]
 
 
 def test_the_feed_needs_a_key(client) -> None:
