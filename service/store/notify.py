@@ -6,7 +6,8 @@ Every per-match key lives under the hash tag of the match's shard (``{s<k>}``, s
 step as the move that causes it, on the node that holds the match::
 
     {s<k>}:out:<app>               stream: the app's notifications of matches on shard k
-                                   (m match id, t type, b the JSON body); kept OUTBOX_DAYS;
+                                   (m match id, t type, b the JSON body); entries and the
+                                   key itself kept OUTBOX_DAYS (app history, not per match);
                                    consumer group "dispatch" (the dispatchers); the feed reads it
     {s<k>}:warn                    sorted set: match id -> when its turn.expiring is due
     {s<k>}:warnb                   hash: match id -> "<app>\\n<turn.expiring body>"
@@ -83,10 +84,12 @@ local function notify(match_id, at)
   if n > 0 then
     local t = redis.call('TIME')
     local oldest = string.format('%d', (tonumber(t[1]) - tonumber(ARGV[at + 2])) * 1000)
+    local out = tag .. ':out:' .. app
     for i = 0, n - 1 do
-      redis.call('XADD', tag .. ':out:' .. app, 'MINID', '~', oldest, '*',
+      redis.call('XADD', out, 'MINID', '~', oldest, '*',
                  'm', match_id, 't', ARGV[at + 4 + 2 * i], 'b', ARGV[at + 5 + 2 * i])
     end
+    redis.call('EXPIRE', out, ARGV[at + 2])
   end
   local w = at + 4 + 2 * n
   if ARGV[w] == '-' then
@@ -111,8 +114,10 @@ for _, id in ipairs(ids) do
   local held = redis.call('HGET', KEYS[2], id)
   if held and redis.call('EXISTS', ARGV[2] .. ':' .. id .. ':state') == 1 then
     local cut = string.find(held, '\\n', 1, true)
-    redis.call('XADD', ARGV[2] .. ':out:' .. string.sub(held, 1, cut - 1), 'MINID', '~', oldest,
-               '*', 'm', id, 't', 'turn.expiring', 'b', string.sub(held, cut + 1))
+    local out = ARGV[2] .. ':out:' .. string.sub(held, 1, cut - 1)
+    redis.call('XADD', out, 'MINID', '~', oldest, '*', 'm', id, 't', 'turn.expiring',
+               'b', string.sub(held, cut + 1))
+    redis.call('EXPIRE', out, ARGV[3])
   end
   redis.call('ZREM', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
