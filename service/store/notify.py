@@ -200,8 +200,8 @@ return out
 
 # KEYS: the shard's due and stats keys. ARGV: tag, member, delivery id, outcome (delivered,
 # retry, dead), status code ('' none), delay (retry), whether it was sent ('1'), latency
-# bucket field ('' none), latency, lease. The queue's next head comes back (leased) when the
-# delivery left the queue and another one is due now.
+# bucket field ('' none), latency, lease, how long a finished delivery is kept. The queue's
+# next head comes back (leased) when the delivery left the queue and another one is due now.
 FINISH = (
     _HEAD_LUA
     + """
@@ -223,7 +223,7 @@ if outcome == 'retry' then
   return false
 end
 redis.call('HSET', d, 'status', outcome, 'code', ARGV[5], 'next', '')
-redis.call('EXPIRE', d, 604800)
+redis.call('EXPIRE', d, tonumber(ARGV[11]))
 redis.call('LPOP', q)
 redis.call('HINCRBY', KEYS[2], 'pending', -1)
 redis.call('HINCRBY', KEYS[2], outcome, 1)
@@ -553,6 +553,7 @@ class Notifications:
             bucket,
             repr(latency or 0.0),
             repr(lease),
+            str(FINISHED_KEPT),
         ]
         keys = [f"{tag}:wh:due", f"{tag}:wh:stats"]
         row = self._call(lambda: self.topology.eval(FINISH, keys, argv))
