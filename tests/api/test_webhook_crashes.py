@@ -131,3 +131,36 @@ def test_an_entry_read_by_a_dead_dispatcher_is_claimed_by_another(
     finally:
         running.stop()
         thread.join(15)
+
+
+def test_two_dispatchers_share_the_work_without_sending_anything_twice(
+    client, redis_url, hook_receiver
+) -> None:
+    register(client, hook_receiver.url, ["turn.started"])
+    settings = settings_for(redis_url)
+    replicas = [
+        Dispatcher(Notifications(MatchStore.open(settings).topology), settings) for _ in range(2)
+    ]
+    threads = [threading.Thread(target=one.run, daemon=True) for one in replicas]
+    for thread in threads:
+        thread.start()
+    try:
+        matches = [owned(client) for _ in range(10)]
+        for _ in range(3):
+            for _, seats in matches:
+                current = seats[0].view().get_json()["current_seat"]
+                assert seats[current].draw().status_code == 200
+        got = hook_receiver.wait_for(40, timeout=20)
+        time.sleep(0.5)
+        got = list(hook_receiver.received)
+    finally:
+        for one in replicas:
+            one.stop()
+        for thread in threads:
+            thread.join(15)
+    assert len(got) == 40 and len({r.id for r in got}) == 40  # each once
+    for created, _ in matches:
+        versions = [
+            r.json["data"]["version"] for r in got if r.json["data"]["match_id"] == created["id"]
+        ]
+        assert versions == sorted(versions) and len(versions) == 4
