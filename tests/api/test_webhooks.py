@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -427,3 +428,49 @@ def test_metrics_show_pending_delivered_retried_dead_and_latency(
     assert values["referee_webhook_deliveries_dead_total"] == 0
     assert values["referee_webhook_deliveries_pending"] == 0
     assert values["referee_webhook_delivery_latency_seconds_count"] == 1
+
+
+def test_a_receiver_that_drips_its_answer_is_cut_off_at_the_timeout(client, dispatcher) -> None:
+    """A byte every 0.2 s never trips a read timeout: the whole attempt's deadline does."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[float] = []
+    stop = threading.Event()
+
+    def drip() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(time.monotonic())
+            threading.Thread(target=answer_slowly, args=(connection,), daemon=True).start()
+
+    def answer_slowly(connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            try:
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+                    if stop.is_set():
+                        return
+                    connection.sendall(bytes([byte]))
+                    time.sleep(0.2)
+            except OSError:
+                return  # cut off
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+        register(client, url, ["turn.started"])
+        owned(client)
+        deadline = time.monotonic() + 15
+        while len(accepted) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+    assert len(accepted) >= 2
+    # cut off at the 2 s timeout, then the first retry 0.3 s (+ up to 20 %) later
+    assert 2.0 + 0.3 <= accepted[1] - accepted[0] < 2.0 + 0.3 * 1.2 + 1.5
