@@ -40,7 +40,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     apps.init_app(app)
     limits.init_app(app)
-    webhooks.init_app(app, services.store)
+    webhooks.init_app(app, services.notifications)
     for blueprint in (
         meta.blueprint,
         meld.blueprint,

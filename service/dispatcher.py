@@ -238,7 +238,7 @@ def main() -> None:
     """Entry point: dispatch with the service's settings until SIGINT/SIGTERM."""
     observability.configure_logging()
     services = bootstrap()
-    dispatcher = Dispatcher(Notifications(services.store.topology), services.settings)
+    dispatcher = Dispatcher(services.notifications, services.settings)
     signal.signal(signal.SIGTERM, dispatcher.stop)
     signal.signal(signal.SIGINT, dispatcher.stop)
     log.info("dispatcher started as %s for apps %s", dispatcher.consumer, list(dispatcher.apps))

@@ -206,8 +206,7 @@ def _feed_messages(reader: FeedReader, *, keepalive: float, lifetime: float) -> 
             reader.close()
 
 
-def init_app(app: Any, store: MatchStore) -> None:
-    """Give the app its notifications and the errors their answers."""
-    notes = Notifications(store.topology)
+def init_app(app: Any, notes: Notifications) -> None:
+    """Give the app its notifications, and ``/metrics`` their delivery figures."""
     app.extensions["notifications"] = notes
     app.extensions.setdefault("metric_collectors", []).append(DeliveryMetrics(notes))
