@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Serves the referee locally: a Redis that keeps its data under var/redis (unless REDIS_URL
 # points elsewhere), gunicorn on HOST:PORT, the deadline sweeper and the webhook dispatcher
-# (when service/sweeper.py and service/dispatcher.py exist). Ctrl-C, SIGTERM or `make stop` stops all of them. Called by `make run`.
+# (when service/sweeper.py and service/dispatcher.py exist). Ctrl-C, SIGTERM or `make stop`
+# stops all of them. Called by `make run`.
 #
 # Environment: PORT (8000), HOST (127.0.0.1), REDIS_PORT (6380), REDIS_URL (default: the local
 # Redis started here), VENV (.venv); everything else (REFEREE_TEST_MODE, ...) passes through.

@@ -24,7 +24,7 @@ class Settings:
     redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
     redis_connect_timeout: float = 0.5
     redis_socket_timeout: float = 0.5
-    redis_max_connections: int = 32
+    redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
@@ -46,6 +46,8 @@ class Settings:
     webhook_retry_schedule: str = "5,30,120,600,3600,21600,86400"  # seconds between attempts
     webhook_timeout_seconds: float = 10.0  # the longest one delivery attempt may take
     webhook_concurrency: int = 32  # deliveries in flight at once, per dispatcher
+    max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
+    max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -74,6 +76,8 @@ class Settings:
         "webhook_retry_schedule": "WEBHOOK_RETRY_SCHEDULE",
         "webhook_timeout_seconds": "WEBHOOK_TIMEOUT_SECONDS",
         "webhook_concurrency": "WEBHOOK_CONCURRENCY",
+        "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
+        "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }
 
     @classmethod

@@ -59,6 +59,7 @@ __all__ = [
     "Created",
     "HintsOff",
     "Idempotency",
+    "LAST_EVENTS",
     "IdempotencyMismatch",
     "MatchNotFound",
     "Moved",
@@ -73,6 +74,8 @@ __all__ = [
 ]
 
 MAX_ATTEMPTS = 12
+LAST_EVENTS = frozenset({EventType.MATCH_FINISHED, EventType.MATCH_CANCELED})
+"""The events after which nothing more happens to a match (streams end there)."""
 Action = Callable[[Match, int, float], Transition]
 Runner = Callable[[Callable[[], Any]], Any]
 """Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
@@ -281,12 +284,12 @@ class Referee:
         self, match_id: str, *, after: int, wake: float
     ) -> Iterator[list[StoredEvent]] | None:
         """The match's events after ``after`` as they come (see ``MatchStore.follow``);
-        ``None`` when the match is finished and ``after`` is its last event. Raise
-        MatchNotFound."""
+        ``None`` when the match is finished or canceled and ``after`` is its last event.
+        Raise MatchNotFound."""
         if not self.store.exists(match_id):
             raise MatchNotFound(match_id)
         last = self.store.last_event(match_id)
-        if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
+        if last is not None and last.type in LAST_EVENTS and after >= last.version:
             return None
         return self.store.follow(match_id, after=after, wake=wake)
 

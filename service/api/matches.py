@@ -9,6 +9,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from service import game
 from service.api import apps, auth, backends
+from service.api.connections import Refused, waiting
 from service.api.errors import BadRequest
 from service.api.parsing import load_body
 from service.api.schemas import (
@@ -19,7 +20,6 @@ from service.api.schemas import (
 from service.game import Match
 from service.game.state import sorted_rack
 from service.referee import Moved, Referee
-from service.threads import long_wait
 
 __all__ = ["blueprint"]
 
@@ -91,11 +91,16 @@ def get_match(match_id: str) -> Response:
     """The match, settled; with a token, the seat's rack; 304 when unchanged."""
     query = _query(view_query)
     token = auth.bearer_token()
+    app = apps.calling_app()  # a wrong key answers 401 before any wait
     if "wait_version" in query:
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
-        with long_wait():  # free this request's run slot while it waits (service/threads.py)
-            referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
-    app = apps.calling_app()
+        try:
+            with waiting():  # admitted by the caps of service/api/connections.py
+                current_app.extensions["fanout"].wait_after(
+                    match_id, query["wait_version"], min(query["timeout"], longest)
+                )
+        except Refused as refused:
+            return refused.response()
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})

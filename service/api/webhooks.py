@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
@@ -24,6 +26,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api import apps
 from service.api.backends import _query
+from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.api.parsing import load_body
 from service.config import Settings
@@ -31,7 +34,7 @@ from service.notices import EVENT_TYPES
 from service.observability import STREAMS_OPEN
 from service.store import SHARDS, MatchStore, StoreUnavailable
 from service.store.notify import FeedReader, Notifications, Webhook
-from service.threads import long_wait, shutting_down
+from service.threads import shutting_down, when_closed
 from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 from service.webhooks.metrics import DeliveryMetrics
 from service.webhooks.targets import parse_target, resolve
@@ -168,42 +171,67 @@ def feed() -> Response:
     app = apps.required_app()
     raw = request.headers.get("Last-Event-ID")
     positions = parse_feed_id(raw) if raw is not None else None
+    try:
+        ticket = admit()  # a feed is an open stream like any other: the same caps
+    except Refused as refused:
+        return refused.response()
     settings = _settings()
-    reader = notifications().feed_reader(app, positions)
-    keepalive = max(settings.stream_keepalive_seconds, 0.05)
-    messages = _feed_messages(reader, keepalive=keepalive, lifetime=settings.stream_max_seconds)
-    response = Response(messages, mimetype="text/event-stream")
+    try:
+        reader = notifications().feed_reader(app, positions)
+    except BaseException:
+        ticket.close()
+        raise
+    messages = _feed_messages(
+        reader,
+        request.environ.get("gunicorn.socket"),
+        keepalive=max(settings.stream_keepalive_seconds, 0.05),
+        lifetime=settings.stream_max_seconds,
+    )
+    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"
     return response
 
 
-def _feed_messages(reader: FeedReader, *, keepalive: float, lifetime: float) -> Iterator[str]:
-    with long_wait():
-        started = sent = time.monotonic()
-        STREAMS_OPEN.inc()
-        try:
-            yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {reader.app}\n\n"
-            while True:
-                found = reader.read(block=min(keepalive, WAKE_SECONDS))
+def _feed_messages(
+    reader: FeedReader,
+    connection: socket.socket | None,
+    *,
+    keepalive: float,
+    lifetime: float,
+) -> Generator[str, None, None]:
+    """SSE text until the feed's life is over, the worker stops, or the client leaves (then
+    the client reconnects with Last-Event-ID). Reads block at most a second, so the loop
+    sees the worker stopping or the client gone within about that."""
+    gone = threading.Event()
+    stop_watching = when_closed(connection, gone.set)
+    started = sent = time.monotonic()
+    STREAMS_OPEN.inc()
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {reader.app}\n\n"
+        while not shutting_down.is_set() and not gone.is_set():
+            if time.monotonic() - started >= lifetime:
+                return
+            found = reader.read(block=min(keepalive, WAKE_SECONDS))
+            if found:
+                chunks = []
                 for shard, entry in found:
                     reader.positions[shard] = entry.entry_id
-                    yield (
+                    chunks.append(
                         f"id: {feed_id(reader.positions)}\nevent: {entry.type}\n"
                         f"data: {entry.body}\n\n"
                     )
-                if found:
-                    sent = time.monotonic()
-                elif time.monotonic() - sent >= keepalive:
-                    yield ": keep-alive\n\n"
-                    sent = time.monotonic()
-                if time.monotonic() - started >= lifetime or shutting_down.is_set():
-                    return
-        except StoreUnavailable as error:
-            log.warning("feed ended: %s", error)
-        finally:
-            STREAMS_OPEN.dec()
-            reader.close()
+                yield "".join(chunks)
+                sent = time.monotonic()
+            elif time.monotonic() - sent >= keepalive:
+                yield ": keep-alive\n\n"
+                sent = time.monotonic()
+    except StoreUnavailable as error:
+        log.warning("feed of %s ended: %s", reader.app, error)
+    finally:
+        stop_watching()
+        STREAMS_OPEN.dec()
+        reader.close()
 
 
 def init_app(app: Any, notes: Notifications) -> None:

@@ -13,7 +13,7 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     │   ├── PoolNotEmpty             a pass with tiles left in the pool: draw instead
     │   └── MatchCanceled            the match's owner canceled it: nothing more happens
     ├── SeatIsBot                    a bot plays that seat (from the start, or since it left)
-    └── PassRefused                  a pass although a legal play exists
+    └── PassRefused                  a pass although a legal play exists (or none is proven)
 
 A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
 with its violations; :class:`MatchDecodeError` (a ``ValueError``) means stored
@@ -106,7 +106,7 @@ class SeatIsBot(GameError):
 
 
 class PassRefused(GameError):
-    """A pass was asked for although the solver found a legal play."""
+    """A pass was asked for although the solver found a legal play, or could not rule."""
 
     kind = "pass-refused"
 

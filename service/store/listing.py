@@ -74,10 +74,10 @@ local function index_match(id, ix, sum, expiry, item, expires_at, keys, scores)
   end
   if #keys > 0 then
     redis.call('HSET', ix, id, cjson.encode(keys))
-  else
+  elseif old then
     redis.call('HDEL', ix, id)
   end
-  if item ~= '' then redis.call('HSET', sum, id, item) else redis.call('HDEL', sum, id) end
+  if item ~= '' then redis.call('HSET', sum, id, item) end  -- an owner never changes
   if expires_at ~= '' then
     redis.call('ZADD', expiry, expires_at, id)
   else

@@ -316,8 +316,8 @@ class MatchStore:
 
         Reads block up to ``wake`` seconds on a connection of their own; a read that times
         out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
-        match is finished and its last event yielded, or the match has expired; a Redis
-        failure raises :class:`StoreUnavailable` (the client resumes where it was).
+        match is finished (or canceled) and its last event yielded, or the match has expired;
+        a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
         """
         keys = Keys(match_id)
         try:
@@ -345,7 +345,7 @@ class MatchStore:
                 yield events
                 if events:
                     after = events[-1].version
-                    if events[-1].type is EventType.MATCH_FINISHED:
+                    if events[-1].type in (EventType.MATCH_FINISHED, EventType.MATCH_CANCELED):
                         return
         finally:
             client.close()

@@ -181,6 +181,15 @@ def test_the_stream_ends_once_the_match_is_finished_and_sent(client, store) -> N
     assert reader.ended()
 
 
+def test_the_stream_of_a_canceled_match_ends_with_its_cancellation(client, store) -> None:
+    commit(store, event(1, "match_created"), event(2, "match_canceled", game_number=1))
+    reader = follow(client, query_string={"after": "1"})
+    assert reader.event()["event"] == "match_canceled"
+    assert reader.ended()
+    response = client.get(f"/v1/matches/{MATCH}/stream", headers={"Last-Event-ID": "2"})
+    assert response.status_code == 204
+
+
 def test_asking_again_after_the_last_event_of_a_finished_match_is_a_204(client, store) -> None:
     commit(store, event(1, "match_created"), event(2, "match_finished"))
     response = client.get(f"/v1/matches/{MATCH}/stream", headers={"Last-Event-ID": "2"})
@@ -223,17 +232,22 @@ def wait_until(condition: Any, timeout: float = 3.0) -> bool:
     return condition()
 
 
-def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_leaves(
+def test_the_streams_of_a_match_share_one_reader_closed_when_the_last_client_leaves(
     client, store
 ) -> None:
+    assert wait_until(lambda: stream_connections(store) == 0)  # earlier tests' readers are gone
     commit(store, event(1, "match_created"))
-    readers = [follow(client, query_string={"after": "1"}) for _ in range(2)]
+    readers = [follow(client, query_string={"after": "1"}) for _ in range(3)]
     for reader in readers:
         assert reader.message()["comments"] == ["following events after 1"]
-        assert reader.message()["comments"] == ["keep-alive"]
-    assert stream_connections(store) == 2
+    commit(store, event(2, "drew", count=1))
     for reader in readers:
-        reader.close()
+        assert reader.message()["id"] == "2"  # one read fed all three
+    assert stream_connections(store) == 1
+    readers[0].close()
+    readers[1].close()
+    assert stream_connections(store) == 1  # one client still follows the match
+    readers[2].close()
     assert wait_until(lambda: stream_connections(store) == 0)
 
 
