@@ -121,3 +121,20 @@ def test_every_error_has_a_stable_kind() -> None:
         "match-canceled",
         "seat-is-bot",
     }
+
+
+def test_event_types_keep_their_stable_values() -> None:
+    from service.game import EventType
+
+    assert [event_type.value for event_type in EventType] == [
+        "match_created",
+        "first_player_draw",
+        "game_started",
+        "played",
+        "drew",
+        "draft_updated",
+        "turn_timed_out",
+        "passed",
+        "game_over",
+        "match_finished",
+    ]
