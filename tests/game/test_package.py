@@ -137,4 +137,8 @@ def test_event_types_keep_their_stable_values() -> None:
         "passed",
         "game_over",
         "match_finished",
+        "player_left",
+        "match_canceled",
+        "rematch_created",
+        "tokens_reissued",
     ]
