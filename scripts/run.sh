@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Serves the referee locally: a Redis that keeps its data under var/redis (unless REDIS_URL
-# points elsewhere), gunicorn on HOST:PORT, and the deadline sweeper when service/sweeper.py
-# exists. Ctrl-C, SIGTERM or `make stop` stops all of them. Called by `make run`.
+# points elsewhere), gunicorn on HOST:PORT, the deadline sweeper and the webhook dispatcher
+# (when service/sweeper.py and service/dispatcher.py exist). Ctrl-C, SIGTERM or `make stop`
+# stops all of them. Called by `make run`.
 #
 # Environment: PORT (8000), HOST (127.0.0.1), REDIS_PORT (6380), REDIS_URL (default: the local
 # Redis started here), VENV (.venv); everything else (REFEREE_TEST_MODE, ...) passes through.
@@ -131,6 +132,10 @@ start gunicorn "$venv/bin/gunicorn" -c deploy/gunicorn.conf.py 'service.app:crea
 if [ -f service/sweeper.py ]; then
     echo "starting the deadline sweeper..."
     start sweeper "$python" -m service.sweeper
+fi
+if [ -f service/dispatcher.py ]; then
+    echo "starting the webhook dispatcher..."
+    start dispatcher "$python" -m service.dispatcher
 fi
 
 echo "running; press Ctrl-C (or run 'make stop') to stop"

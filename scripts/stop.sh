@@ -36,6 +36,7 @@ fi
 
 stop_pid "$run_dir/run.pid" "scripts/run.sh"
 stop_pid "$run_dir/sweeper.pid" "service.sweeper"
+stop_pid "$run_dir/dispatcher.pid" "service.dispatcher"
 stop_pid "$run_dir/gunicorn.pid" "gunicorn"
 stop_pid "$run_dir/redis.pid" "redis-server"
 echo "stopped"

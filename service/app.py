@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import apps, backends, errors, limits, matches, meld, meta, stream
+from service.api import apps, backends, errors, limits, matches, meld, meta, stream, webhooks
 from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
@@ -51,12 +51,14 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     apps.init_app(app)
     limits.init_app(app)
+    webhooks.init_app(app, services.notifications)
     for blueprint in (
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
         backends.blueprint,
         stream.blueprint,
+        webhooks.blueprint,
         web.blueprint,
     ):
         app.register_blueprint(blueprint)

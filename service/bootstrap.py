@@ -1,7 +1,7 @@
 """Wiring: settings, the store on its Redis topology, and the referee, for every process.
 
-``create_app`` (the API) and the sweeper both start from :func:`bootstrap`, so they run the
-same referee on the same store; nothing here connects yet.
+``create_app`` (the API), the sweeper and the webhook dispatcher all start from
+:func:`bootstrap`, so they run the same referee on the same store; nothing here connects yet.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from service import observability
 from service.config import Settings
 from service.referee import Referee, SteppingAside
 from service.store import MatchStore
+from service.store.notify import Notifications
 from service.threads import cpu_bound, shutting_down
 
 __all__ = ["Services", "bootstrap"]
@@ -26,6 +27,7 @@ class Services:
     settings: Settings
     store: MatchStore
     referee: Referee
+    notifications: Notifications  # webhooks, deliveries and the apps' outboxes
 
 
 def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
@@ -40,7 +42,7 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
         run_search=_off_the_loop,
         stopping=shutting_down,
     )
-    return Services(settings, store, referee)
+    return Services(settings, store, referee, Notifications(store.topology))
 
 
 def _off_the_loop(work: Callable[[], Any]) -> Any:

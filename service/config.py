@@ -43,6 +43,9 @@ class Settings:
     api_keys_file: str = ""  # a file of name=key lines (a mounted secret)
     anonymous_matches: bool = True  # False: creating a match needs an app's key
     idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
+    webhook_retry_schedule: str = "5,30,120,600,3600,21600,86400"  # seconds between attempts
+    webhook_timeout_seconds: float = 10.0  # the longest one delivery attempt may take
+    webhook_concurrency: int = 32  # deliveries in flight at once, per dispatcher
     max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
     request_body_timeout: float = 10.0  # seconds a request's body has to arrive whole
@@ -71,6 +74,9 @@ class Settings:
         "api_keys_file": "REFEREE_API_KEYS_FILE",
         "anonymous_matches": "ANONYMOUS_MATCHES",
         "idle_match_ttl": "IDLE_MATCH_TTL",
+        "webhook_retry_schedule": "WEBHOOK_RETRY_SCHEDULE",
+        "webhook_timeout_seconds": "WEBHOOK_TIMEOUT_SECONDS",
+        "webhook_concurrency": "WEBHOOK_CONCURRENCY",
         "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
         "request_body_timeout": "REQUEST_BODY_TIMEOUT",

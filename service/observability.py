@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, has_request_context, request
+from flask import Blueprint, Flask, Response, current_app, g, has_request_context, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -77,6 +77,12 @@ def metrics() -> Response:
         body = generate_latest(registry)
     else:
         body = generate_latest()
+    extra = current_app.extensions.get("metric_collectors", ())
+    if extra:  # figures read from storage when scraped (webhook deliveries)
+        shared = CollectorRegistry(auto_describe=False)
+        for collector in extra:
+            shared.register(collector)
+        body += generate_latest(shared)
     return Response(body, content_type=CONTENT_TYPE_LATEST)
 
 

@@ -17,6 +17,7 @@ from service import observability
 from service.bootstrap import bootstrap
 from service.referee import Busy, Referee
 from service.store import StoreError
+from service.store.notify import Notifications
 
 __all__ = ["Sweeper", "main"]
 
@@ -31,11 +32,13 @@ class Sweeper:
         self.interval = interval
         self.batch = batch
         self.stopping = threading.Event()
+        self.warnings = Notifications(referee.store.topology)  # turn.expiring, by our clock
 
     def sweep_once(self) -> int:
         """Settle the matches due now, and remove those whose idle time is over; return how
         many matches were looked at."""
         expired = self.referee.store.expire_idle(limit=self.batch)
+        warned = self.warnings.send_due_warnings(limit=self.batch)
         due = self.referee.store.due(limit=self.batch)
         for match_id in due:
             try:
@@ -44,7 +47,7 @@ class Sweeper:
                 log.info("match %s busy; it will be settled on the next sweep", match_id)
             except StoreError as error:  # that match's node: the others go on
                 log.warning("could not settle %s: %s", match_id, error)
-        return len(due) + expired
+        return len(due) + expired + warned
 
     def run(self) -> None:
         """Sweep until :meth:`stop`; back off while Redis is unreachable."""

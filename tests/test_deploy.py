@@ -96,6 +96,17 @@ def test_the_app_is_ready_on_readyz_and_alive_on_healthz() -> None:
     assert app["spec"]["replicas"] >= 2
 
 
+def test_the_dispatcher_runs_as_its_own_deployment_with_the_apps_keys() -> None:
+    dispatcher = objects("Deployment")["referee-dispatcher"]
+    assert dispatcher["spec"]["replicas"] >= 2  # more than one replica is safe
+    spec = pod_spec(dispatcher)
+    (container,) = spec["containers"]
+    assert container["command"] == ["python", "-m", "service.dispatcher"]
+    env = {item["name"]: item for item in container["env"]}
+    assert env["REFEREE_API_KEYS_FILE"]["value"].startswith("/run/secrets/referee-api-keys/")
+    assert {v["secret"]["secretName"] for v in spec["volumes"]} == {"referee-api-keys"}
+
+
 def test_the_sweeper_runs_the_sweeper_module() -> None:
     sweeper = objects("Deployment")["referee-sweeper"]
     (container,) = pod_spec(sweeper)["containers"]
@@ -148,7 +159,8 @@ def test_redis_is_a_statefulset_with_a_volume_and_the_append_only_file() -> None
 def test_compose_runs_two_app_replicas_behind_nginx_a_sweeper_and_redis_with_aof() -> None:
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"app", "nginx", "sweeper", "redis"}
+    assert set(services) == {"app", "nginx", "sweeper", "dispatcher", "redis"}
+    assert services["dispatcher"]["command"] == ["python", "-m", "service.dispatcher"]
     assert services["app"]["deploy"]["replicas"] == 2
     assert services["app"]["build"]["dockerfile"] == "deploy/Dockerfile"
     assert services["sweeper"]["command"] == ["python", "-m", "service.sweeper"]

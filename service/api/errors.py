@@ -37,6 +37,7 @@ from service.referee import (
 )
 from service.rules import IllegalTurn
 from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
+from service.webhooks import BadTarget, DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 
 __all__ = ["ANSWERS", "Answer", "BadRequest", "init_app", "problem_response"]
 
@@ -137,6 +138,10 @@ ANSWERS: dict[type[Exception], Answer] = {
     IdempotencyMismatch: Answer(422, "Idempotency-Key reused"),
     SeatRequired: Answer(422, "Which seat?"),
     BadCursor: Answer(422, "Unknown cursor"),
+    BadTarget: Answer(400, "Webhook URL refused"),
+    WebhookNotFound: Answer(404, "No such webhook"),
+    DeliveryNotFound: Answer(404, "No such delivery"),
+    TooManyWebhooks: Answer(422, "Too many webhooks"),
     StoreUnavailable: Answer(503, "Storage unavailable", _unavailable),
 }
 

@@ -38,9 +38,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from service import game, jsoncodec
 from service.config import Settings
 from service.game import Event, EventType, Match
+from service.notices import notices_of
 from service.store.breaker import Breakers
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
+from service.store.notify import notify_args
 from service.store.scripts import COMMIT, DUE, LOAD, TIME
 from service.store.topology import Topology, open_topology, wait_replicas
 
@@ -553,6 +555,7 @@ class MatchStore:
             argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
         argv += [listed.item, "" if listed.expires_at is None else repr(listed.expires_at)]
         argv += [repr(score) for score in listed.scores]
+        argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
         return argv
 
     def _decode(self, state: str, now: float) -> Loaded:

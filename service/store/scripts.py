@@ -7,7 +7,8 @@ listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for
 receipt's TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
 10 the clock the change was computed at ('' not to check), 11 how far off that clock may be,
 12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
-anonymous match), when the match expires ('' never) and each index key's score. Answers:
+anonymous match), when the match expires ('' never) and each index key's score, then the
+app's notifications (:data:`service.store.notify.NOTIFY_LUA`, written in the same step). Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
 - ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
@@ -22,11 +23,13 @@ The listing indexes are written in the same script, so a listing is never behind
 from __future__ import annotations
 
 from service.store.listing import INDEX_MATCH_LUA
+from service.store.notify import NOTIFY_LUA
 
 __all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
 
 COMMIT = (
     INDEX_MATCH_LUA
+    + NOTIFY_LUA
     + """
 if ARGV[5] ~= '' then
   local kept = redis.call('GET', KEYS[7])
@@ -80,6 +83,7 @@ for i = 8, #KEYS do
   scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
 end
 index_match(ARGV[9], KEYS[4], KEYS[5], KEYS[6], ARGV[at], ARGV[at + 1], index_keys, scores)
+notify(ARGV[9], at + 2 + #index_keys)
 return {'ok'}
 """
 )

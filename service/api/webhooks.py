@@ -1,0 +1,240 @@
+"""Webhooks and the app feed (an app's key): register, list, get, delete, the deliveries log,
+redelivery, and ``GET /v1/feed``, one Server-Sent Events stream of all the app's notifications.
+
+What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatcher`. The
+secret is answered once, by the registration; never again, nor logged.
+
+The feed reads the app's outboxes on every shard (:class:`service.store.notify.FeedReader`).
+Each message's ``id`` is the position reached in every shard's outbox (32 entry ids, ``.``
+between them; ``0`` for a shard with nothing yet), so a client that reconnects with
+``Last-Event-ID`` resumes exactly after the last message it got, with no gap nor repeat;
+without it, the feed starts with what happens from now on. Outboxes keep 7 days.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import Generator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from marshmallow import Schema, fields, validate
+
+from service.api import apps
+from service.api.backends import _query
+from service.api.connections import Refused, StreamBody, admit
+from service.api.errors import BadRequest
+from service.api.parsing import load_body
+from service.config import Settings
+from service.notices import EVENT_TYPES
+from service.observability import STREAMS_OPEN
+from service.store import SHARDS, MatchStore, StoreUnavailable
+from service.store.notify import FeedReader, Notifications, Webhook
+from service.threads import shutting_down, when_closed
+from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
+from service.webhooks.metrics import DeliveryMetrics
+from service.webhooks.targets import parse_target, resolve
+
+__all__ = [
+    "blueprint",
+    "feed_id",
+    "init_app",
+    "parse_feed_id",
+]
+
+blueprint = Blueprint("webhooks", __name__)
+log = logging.getLogger(__name__)
+
+MAX_WEBHOOKS = 16  # per app
+MAX_LOG = 100
+RETRY_MILLISECONDS = 2000
+WAKE_SECONDS = 1.0
+_ENTRY = re.compile(r"0|[0-9]{1,15}(-[0-9]{1,10})?")
+_ID = re.compile(r"[A-Za-z0-9_]{1,128}")
+
+
+class Register(Schema):
+    url = fields.String(required=True, validate=validate.Length(min=1, max=2048))
+    events = fields.List(
+        fields.String(validate=validate.OneOf(EVENT_TYPES)),
+        validate=validate.Length(min=1, max=len(EVENT_TYPES)),
+    )
+
+
+class LogQuery(Schema):
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_LOG))
+
+
+register_body, log_query = Register(), LogQuery()
+
+
+def notifications() -> Notifications:
+    notes: Notifications = current_app.extensions["notifications"]
+    return notes
+
+
+def _settings() -> Settings:
+    settings: Settings = current_app.config["REFEREE_SETTINGS"]
+    return settings
+
+
+def _own(app: str, webhook_id: str) -> Webhook:
+    hook = notifications().webhook(app, webhook_id) if _ID.fullmatch(webhook_id) else None
+    if hook is None:
+        raise WebhookNotFound(f"this app has no webhook {webhook_id}")
+    return hook
+
+
+@blueprint.post("/v1/webhooks")
+def register() -> tuple[Response, int, dict[str, str]]:
+    """A new webhook; its secret is in this answer only."""
+    app = apps.required_app()
+    body = load_body(register_body)
+    test_mode = _settings().test_mode
+    target = parse_target(body["url"], test_mode=test_mode)
+    if not test_mode:
+        resolve(target, test_mode=False)
+    events = list(dict.fromkeys(body.get("events") or EVENT_TYPES))
+    notes = notifications()
+    if len(notes.webhooks(app)) >= MAX_WEBHOOKS:
+        raise TooManyWebhooks(f"an app has at most {MAX_WEBHOOKS} webhooks: delete one first")
+    store: MatchStore = current_app.extensions["store"]
+    hook = notes.register(app, body["url"], events, store.now())
+    answer = {**hook.public(), "secret": hook.secret}
+    location = url_for("webhooks.get_webhook", webhook_id=hook.id)
+    return jsonify(answer), 201, {"Location": location}
+
+
+@blueprint.get("/v1/webhooks")
+def list_webhooks() -> dict[str, Any]:
+    app = apps.required_app()
+    return {"webhooks": [hook.public() for hook in notifications().webhooks(app)]}
+
+
+@blueprint.get("/v1/webhooks/<webhook_id>")
+def get_webhook(webhook_id: str) -> dict[str, Any]:
+    return _own(apps.required_app(), webhook_id).public()
+
+
+@blueprint.delete("/v1/webhooks/<webhook_id>")
+def delete_webhook(webhook_id: str) -> tuple[str, int]:
+    app = apps.required_app()
+    _own(app, webhook_id)
+    notifications().delete(app, webhook_id)
+    return "", 204
+
+
+@blueprint.get("/v1/webhooks/<webhook_id>/deliveries")
+def deliveries(webhook_id: str) -> dict[str, Any]:
+    hook = _own(apps.required_app(), webhook_id)
+    limit = _query(log_query)["limit"]
+    found = notifications().deliveries(hook.id, limit=limit)
+    return {"deliveries": [delivery.public() for delivery in found]}
+
+
+@blueprint.post("/v1/webhooks/<webhook_id>/deliveries/<delivery_id>/redeliver")
+def redeliver(webhook_id: str, delivery_id: str) -> tuple[Response, int]:
+    hook = _own(apps.required_app(), webhook_id)
+    if not _ID.fullmatch(delivery_id) or not notifications().redeliver(hook.id, delivery_id):
+        raise DeliveryNotFound(f"webhook {hook.id} has no delivery {delivery_id}")
+    return jsonify({"id": delivery_id, "status": "pending"}), 202
+
+
+# -- the feed --------------------------------------------------------------------------------
+
+
+def feed_id(positions: list[str]) -> str:
+    """The SSE id of a feed message: every shard's position."""
+    return ".".join("0" if p in ("0-0", "0") else p for p in positions)
+
+
+def parse_feed_id(raw: str) -> list[str]:
+    """The positions in a ``Last-Event-ID`` (shards it does not name: from the start, so
+    ``0`` reads everything kept); raise :class:`BadRequest` for a malformed one."""
+    parts = raw.split(".")
+    if len(parts) > SHARDS or not all(_ENTRY.fullmatch(part) for part in parts):
+        raise BadRequest(
+            "Last-Event-ID is not an id of this feed (send the last id you received)",
+            kind="bad-last-event-id",
+        )
+    parts += ["0"] * (SHARDS - len(parts))
+    return ["0-0" if part == "0" else part if "-" in part else part + "-0" for part in parts]
+
+
+@blueprint.get("/v1/feed")
+def feed() -> Response:
+    """The app's notifications as Server-Sent Events, from ``Last-Event-ID`` or from now."""
+    app = apps.required_app()
+    raw = request.headers.get("Last-Event-ID")
+    positions = parse_feed_id(raw) if raw is not None else None
+    try:
+        ticket = admit()  # a feed is an open stream like any other: the same caps
+    except Refused as refused:
+        return refused.response()
+    settings = _settings()
+    try:
+        reader = notifications().feed_reader(app, positions)
+    except BaseException:
+        ticket.close()
+        raise
+    messages = _feed_messages(
+        reader,
+        request.environ.get("gunicorn.socket"),
+        keepalive=max(settings.stream_keepalive_seconds, 0.05),
+        lifetime=settings.stream_max_seconds,
+    )
+    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache, no-store"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _feed_messages(
+    reader: FeedReader,
+    connection: socket.socket | None,
+    *,
+    keepalive: float,
+    lifetime: float,
+) -> Generator[str, None, None]:
+    """SSE text until the feed's life is over, the worker stops, or the client leaves (then
+    the client reconnects with Last-Event-ID). Reads block at most a second, so the loop
+    sees the worker stopping or the client gone within about that."""
+    gone = threading.Event()
+    stop_watching = when_closed(connection, gone.set)
+    started = sent = time.monotonic()
+    STREAMS_OPEN.inc()
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {reader.app}\n\n"
+        while not shutting_down.is_set() and not gone.is_set():
+            if time.monotonic() - started >= lifetime:
+                return
+            found = reader.read(block=min(keepalive, WAKE_SECONDS))
+            if found:
+                chunks = []
+                for shard, entry in found:
+                    reader.positions[shard] = entry.entry_id
+                    chunks.append(
+                        f"id: {feed_id(reader.positions)}\nevent: {entry.type}\n"
+                        f"data: {entry.body}\n\n"
+                    )
+                yield "".join(chunks)
+                sent = time.monotonic()
+            elif time.monotonic() - sent >= keepalive:
+                yield ": keep-alive\n\n"
+                sent = time.monotonic()
+    except StoreUnavailable as error:
+        log.warning("feed of %s ended: %s", reader.app, error)
+    finally:
+        stop_watching()
+        STREAMS_OPEN.dec()
+        reader.close()
+
+
+def init_app(app: Any, notes: Notifications) -> None:
+    """Give the app its notifications, and ``/metrics`` their delivery figures."""
+    app.extensions["notifications"] = notes
+    app.extensions.setdefault("metric_collectors", []).append(DeliveryMetrics(notes))
