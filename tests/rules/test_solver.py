@@ -256,6 +256,16 @@ def test_a_locked_group_gives_up_its_joker_to_either_missing_colour() -> None:
         assert solution.tile_count == 3
 
 
+@pytest.mark.parametrize("locked", ["J B1 J", "J J B4", "J J B13"])
+def test_a_locked_group_of_one_tile_and_two_jokers_comes_back_as_a_group(locked: str) -> None:
+    # B1 J J reads as the run B1 B2 B3 (the reading worth more), which would break the lock;
+    # the solver lays a lone real tile after its jokers. Found by bench/solver_tail.py.
+    solution = best(f"{locked} | R7 R8 R9", "R10 K2 O2 O3", joker_locked_sets=True)
+    assert solution.tile_count >= 1
+    number = locked.replace("J", "").strip()
+    assert f"J J {number}" in shown(solution)
+
+
 def test_a_freed_joker_with_nowhere_to_go_keeps_a_group_at_four() -> None:
     solution = best("R5 B5 J", "K5 O5")
     assert solution.tile_count == 1

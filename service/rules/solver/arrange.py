@@ -3,7 +3,8 @@
 The replay keeps each colour's open runs as (code, tiles), sorted by code in the
 same order as the search's states, so each fate of a :class:`RunMove` lands on a
 run of the right kind. Runs come out in display order (ascending, each joker at
-the position it stands for); groups list their colours in order, jokers last.
+the position it stands for); groups list their colours in order, jokers last (but a
+group with one real tile puts it last, so that it does not read as a run).
 Spare jokers go at the end of a run (or its start, at 13), else into a group of
 three.
 """
@@ -107,7 +108,10 @@ def _add_spare_joker(runs: list[Run], groups: list[list[Tile]]) -> bool:
             return True
     for group in groups:
         if len(group) < MAX_GROUP:
-            group.append(JOKER)
+            if sum(not tile.is_joker for tile in group) == 1:
+                group.insert(0, JOKER)  # a lone real tile stays last (see _group_of)
+            else:
+                group.append(JOKER)
             return True
     return False
 
@@ -189,8 +193,16 @@ def _groups_at(position: Position, layer: Layer, *, essential: bool) -> list[lis
         reals = [tile for tile in group.tiles if not tile.is_joker]
         reals += [_TILES[c][number] for c in range(len(COLOURS)) if mask >> c & 1]
         reals.sort(key=lambda tile: COLOURS.index(tile.colour) if tile.colour else 0)
-        sets.append([*reals, *[JOKER] * jokers])
+        sets.append(_group_of(reals, jokers))
     for mask, jokers in free:
         reals = [_TILES[c][number] for c in range(len(COLOURS)) if mask >> c & 1]
-        sets.append([*reals, *[JOKER] * jokers])
+        sets.append(_group_of(reals, jokers))
     return sets
+
+
+def _group_of(reals: list[Tile], jokers: int) -> list[Tile]:
+    """A group in display order: its colours in order, jokers last; but a lone real tile
+    goes last, since ``B1 J J`` reads as the run B1 B2 B3 and ``J J B1`` only as a group."""
+    if len(reals) == 1:
+        return [*[JOKER] * jokers, *reals]
+    return [*reals, *[JOKER] * jokers]
