@@ -582,11 +582,14 @@ function renderRack() {
   }
   state.rackOrder = tiles.map((tile) => tile.code);
   const fresh = [...state.fresh];
+  const seen = new Map();
   for (const tile of tiles) {
     const at = fresh.indexOf(tile.code);
     if (at >= 0) fresh.splice(at, 1);
     const button = tileElement(tile.code, { id: tile.id, movable: mine, fresh: at >= 0 });
-    button.dataset.focusKey = `tile:${tile.id}`;
+    // By code, not id: focus stays on "your second R7" when the turn changes and ids are new.
+    seen.set(tile.code, (seen.get(tile.code) || 0) + 1);
+    button.dataset.focusKey = `rack:${tile.code}#${seen.get(tile.code)}`;
     if (mine && tile.id === state.selected) {
       button.classList.add("selected");
       button.setAttribute("aria-pressed", "true");
@@ -700,7 +703,9 @@ function restoreFocus(previous) {
   const key = state.focusKey || (document.activeElement === document.body ? previous : null);
   state.focusKey = null;
   if (!key) return;
-  const target = [...document.querySelectorAll("[data-focus-key]")].find((el) => el.dataset.focusKey === key);
+  const target = [...document.querySelectorAll("[data-focus-key]")].find(
+    (el) => el.dataset.focusKey === key || (el.dataset.id && `tile:${el.dataset.id}` === key),
+  );
   if (target && !target.disabled) target.focus({ preventScroll: state.lastInput !== "keyboard" });
 }
 
