@@ -44,10 +44,11 @@ CHROMIUM_ARGS = [
 
 # The sizes pages open at. The phones have touch events (Playwright's `tap`) and a mobile
 # viewport: 390x844 is an iPhone 12 to 15, 360x740 a small Android phone.
+TOUCH = {"has_touch": True, "is_mobile": True}
 DEVICES: dict[str, dict[str, Any]] = {
     "desktop": {"viewport": {"width": 1280, "height": 860}},
-    "phone": {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True},
-    "small-phone": {"viewport": {"width": 360, "height": 740}, "has_touch": True, "is_mobile": True},
+    "phone": {"viewport": {"width": 390, "height": 844}, **TOUCH},
+    "small-phone": {"viewport": {"width": 360, "height": 740}, **TOUCH},
 }
 PHONES = ("phone", "small-phone")
 
