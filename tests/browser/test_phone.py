@@ -75,12 +75,47 @@ def test_the_lobby_fits_a_phone_and_a_match_is_created_with_taps(
     shot(page, f"{device}-lobby")
 
     page.get_by_label("Name of player 1").fill("Ann")
-    page.get_by_role("button", name="Add a bot").tap()
+    page.get_by_role("button", name="Add a person").tap()
+    page.get_by_label("Name of player 3").fill("Bo")
     expect(page.locator("#games-note")).to_contain_text("3 games: 1 round × 3 players")
     page.get_by_role("button", name="Create match").tap()
+
+    # Two people: the seat links open first, and fit the screen too.
+    expect(page.locator("#invite-dialog")).to_be_visible()
+    assert_fits_the_screen(page, device)
+    assert_targets_take_a_finger(page)
+    shot(page, f"{device}-seat-links")
+    page.get_by_role("button", name="Close the seat links").tap()
     expect(page.locator("#rack .tile")).to_have_count(14)
     expect(page.locator("#match-info")).to_contain_text("Game 1 of 3")
     assert_fits_the_screen(page, device)
+
+
+@pytest.mark.parametrize("device", PHONES)
+def test_the_match_winner_fits_a_phone(
+    new_page: Callable[..., Any], server: Server, device: str
+) -> None:
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bot", "bot": True}],
+            "rules": {"turn_seconds": 60, "target_score": 1},
+            "setup": {"racks": [["K10", "K11", "K12"], ["O1", "O2", "B6"]], "pool": ["R1"]},
+        }
+    )
+    page = new_page(device)
+    page.goto(server.seat_url(created["id"], created["seats"][0]["token"]))
+    table = Table(page)
+    table.wait_for_my_turn()
+    for code in ("K10", "K11", "K12"):
+        table.rack_tile(code).tap()
+        target = "in a new set" if code == "K10" else "at the end of set 1"
+        page.get_by_role("button", name=f"Put the selected tile {target}").tap()
+    page.get_by_role("button", name="Submit your play").tap()
+    dialog = page.locator("#result-dialog")
+    expect(dialog).to_contain_text("wins the match")
+    assert_fits_the_screen(page, device)
+    assert_targets_take_a_finger(page)
+    shot(page, f"{device}-match-winner")
 
 
 @pytest.mark.parametrize("device", PHONES)

@@ -348,8 +348,9 @@ function renderHeader() {
   const round = Math.ceil(view.game_number / view.players.length);
   $("#match-info").innerHTML = "";
   const parts = [games, `Round ${round} of ${view.rounds}`];
-  if (view.rules.target_score) parts.push(`to ${view.rules.target_score} points`);
-  parts.push(`Pool: ${view.pool_count} tiles`);
+  const target = view.rules.target_score;
+  if (target) parts.push(`to ${target} ${target === 1 ? "point" : "points"}`);
+  parts.push(`Pool: ${view.pool_count} ${view.pool_count === 1 ? "tile" : "tiles"}`);
   if (!state.token) parts.push("Watching");
   for (const text of parts) {
     const span = document.createElement("span");
