@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import DEVICES, PHONES, Server, shot
-from tests.browser.table import Table
+from tests.browser.table import Table, box_of
 
 TARGET = 44  # px: the smallest target a finger can hit
 
@@ -70,7 +70,7 @@ def test_the_lobby_fits_a_phone_and_a_match_is_created_with_taps(
         closed.first.tap()
     assert_fits_the_screen(page, device)
     assert_targets_take_a_finger(page)
-    heading = page.get_by_role("heading", name="New match").bounding_box()
+    heading = box_of(page.get_by_role("heading", name="New match"))
     assert heading["x"] >= 0
     shot(page, f"{device}-lobby")
 
@@ -146,18 +146,18 @@ def test_a_turn_is_played_with_taps_on_a_phone(
 
     # Readable tiles: at least a finger wide, numbers of 20 px or more.
     tile = table.rack_tile("R10")
-    box = tile.bounding_box()
+    box = box_of(tile)
     assert box["width"] >= TARGET and box["height"] >= TARGET
     size = tile.locator(".tile-number").evaluate("n => parseFloat(getComputedStyle(n).fontSize)")
     assert size >= 20
     # The rack and its buttons sit in the lower part of the screen, where a thumb reaches,
     # and the 14 tiles take two rows at most.
     height = DEVICES[device]["viewport"]["height"]
-    rack_area = page.locator("#rack-area").bounding_box()
+    rack_area = box_of(page.locator("#rack-area"))
     assert rack_area["y"] >= height * 0.4 and rack_area["y"] + rack_area["height"] <= height + 1
-    play = page.get_by_role("button", name="Submit your play").bounding_box()
+    play = box_of(page.get_by_role("button", name="Submit your play"))
     assert play["y"] + play["height"] <= height
-    tops = {round(t["y"]) for t in (e.bounding_box() for e in page.locator("#rack .tile").all())}
+    tops = {round(t["y"]) for t in (box_of(e) for e in page.locator("#rack .tile").all())}
     assert len(tops) <= 2, tops
 
     # Tap a tile, then where it goes: R10 R11 R12 in a new set.
