@@ -17,10 +17,7 @@ RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
-# Folders that exist yet: other parts of the tree are still being written.
-LINT_DIRS = $(wildcard service tests bench deploy)
-TYPED_DIRS = $(wildcard service)
-OPENAPI = $(firstword $(wildcard openapi.yaml))
+LINT_DIRS := service tests bench deploy
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
 .PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
@@ -96,20 +93,12 @@ format: install ## ruff format, then ruff check --fix (rewrites files)
 	@$(VENV)/bin/ruff check --fix $(LINT_DIRS)
 
 typecheck: install ## mypy --strict on the whole service
-ifeq ($(strip $(TYPED_DIRS)),)
-	@echo "==> mypy: no service/ yet, skipped"
-else
-	@echo "==> mypy --strict $(TYPED_DIRS)"
-	@$(VENV)/bin/mypy --strict $(TYPED_DIRS)
-endif
+	@echo "==> mypy --strict service"
+	@$(VENV)/bin/mypy --strict service
 
 openapi: install ## validate openapi.yaml
-ifeq ($(OPENAPI),)
-	@echo "==> openapi-spec-validator: no openapi.yaml yet, skipped"
-else
-	@echo "==> openapi-spec-validator $(OPENAPI)"
-	@$(VENV)/bin/openapi-spec-validator $(OPENAPI)
-endif
+	@echo "==> openapi-spec-validator openapi.yaml"
+	@$(VENV)/bin/openapi-spec-validator openapi.yaml
 
 # pytest's exit code 5 (no test collected) is a failure like any other non-zero code.
 define run_pytest
@@ -129,14 +118,10 @@ test: install redis chromium ## lint, typecheck, validate openapi.yaml, then the
 	$(run_pytest)
 
 bench: $(BENCH_STAMP) ## run every bench/*.py in name order
-ifeq ($(BENCH_SCRIPTS),)
-	@echo "no bench/*.py yet: nothing to run"
-else
 	@for script in $(BENCH_SCRIPTS); do \
 		echo "==> $$script"; \
 		$(PY) "$$script"; \
 	done
-endif
 
 clean: ## remove caches and build leftovers (keeps .venv and the Redis data in var/redis)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info artifacts
