@@ -56,10 +56,25 @@ def test_a_refused_creation_shows_the_reason(page: Any, server: Server) -> None:
 
 
 def _rule_defaults() -> dict[str, Any]:
-    """The Rules schema of the served contract: every option and its default."""
-    contract = yaml.safe_load((ROOT / "openapi.yaml").read_text())
-    properties = contract["components"]["schemas"]["Rules"]["properties"]
-    return {name: spec.get("default") for name, spec in properties.items()}
+    """Every rule option of the served contract with its documented default (a `default`, or
+    "Default: X." in its description), following `allOf` references from `Rules`."""
+    schemas = yaml.safe_load((ROOT / "openapi.yaml").read_text())["components"]["schemas"]
+
+    def properties(schema: dict[str, Any]) -> dict[str, Any]:
+        found = dict(schema.get("properties", {}))
+        for part in schema.get("allOf", []):
+            ref = part.get("$ref", "")
+            found.update(properties(schemas[ref.split("/")[-1]] if ref else part))
+        return found
+
+    def default(spec: dict[str, Any]) -> Any:
+        if "default" in spec:
+            return spec["default"]
+        documented = re.search(r"Default: ([^ .]+)\.", spec.get("description", ""))
+        assert documented, spec
+        return yaml.safe_load(documented.group(1))
+
+    return {name: default(spec) for name, spec in properties(schemas["Rules"]).items()}
 
 
 CONTROL_VALUE = """control => {
