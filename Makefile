@@ -68,10 +68,13 @@ redis: | $(PY) ## make sure a redis-server binary is available (PATH, apt-get, o
 	@VENV=$(VENV) PYTHON=$(PYTHON) scripts/ensure-redis.sh
 
 chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, as root)
+	@echo "==> looking for chromium (browser tests)"
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing Debian's chromium for the browser tests..."; \
+		echo "installing Debian's chromium with apt-get..."; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; \
+		else echo "chromium: not found (the browser tests will be skipped, or fail under CI=true)"; fi
 
 # --- running ---------------------------------------------------------------------------------
 
