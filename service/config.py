@@ -24,9 +24,11 @@ class Settings:
     redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
     redis_connect_timeout: float = 0.5
     redis_socket_timeout: float = 0.5
-    redis_max_connections: int = 32
+    redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
+    redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
+    redis_wait_timeout_ms: int = 500  # how long a commit waits for them (then 503)
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
     stream_keepalive_seconds: float = 15.0  # an event stream's comment line when idle
     stream_max_seconds: float = 600.0  # an event stream's longest life
@@ -37,6 +39,8 @@ class Settings:
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
+    max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
+    max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -46,6 +50,8 @@ class Settings:
         "redis_max_connections": "REDIS_MAX_CONNECTIONS",
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
         "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
+        "redis_wait_replicas": "REDIS_WAIT_REPLICAS",
+        "redis_wait_timeout_ms": "REDIS_WAIT_TIMEOUT_MS",
         "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",
         "stream_keepalive_seconds": "STREAM_KEEPALIVE_SECONDS",
         "stream_max_seconds": "STREAM_MAX_SECONDS",
@@ -56,6 +62,8 @@ class Settings:
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
         "trusted_proxies": "TRUSTED_PROXIES",
+        "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
+        "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }
 
     @classmethod

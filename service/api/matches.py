@@ -9,6 +9,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from service import game
 from service.api import auth
+from service.api.connections import Refused, waiting
 from service.api.errors import BadRequest
 from service.api.parsing import load_body
 from service.api.schemas import (
@@ -18,8 +19,7 @@ from service.api.schemas import (
 )
 from service.game import Match
 from service.game.state import sorted_rack
-from service.referee import Action, Moved, Referee
-from service.threads import long_wait
+from service.referee import Moved, Referee
 
 __all__ = ["blueprint"]
 
@@ -84,8 +84,13 @@ def get_match(match_id: str) -> Response:
     token = auth.bearer_token()
     if "wait_version" in query:
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
-        with long_wait():  # free this request's run slot while it waits (service/threads.py)
-            referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
+        try:
+            with waiting():  # admitted by the caps of service/api/connections.py
+                current_app.extensions["fanout"].wait_after(
+                    match_id, query["wait_version"], min(query["timeout"], longest)
+                )
+        except Refused as refused:
+            return refused.response()
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
@@ -98,45 +103,38 @@ def get_match(match_id: str) -> Response:
 def play(match_id: str) -> Response:
     """Play the whole new table."""
     table = load_body(table_body_schema)["table"]
-    return _move(match_id, lambda match, seat, now: game.play(match, seat, table, now=now))
+    return _moved(referee().play(match_id, auth.bearer_token(), table, **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/draw")
 def draw(match_id: str) -> Response:
     """Draw one tile; the turn ends."""
-    return _move(match_id, lambda match, seat, now: game.draw(match, seat, now=now))
+    return _moved(referee().draw(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/pass")
 def pass_turn(match_id: str) -> Response:
     """Pass (empty pool, and no legal play)."""
-    can_play = referee().can_play
-    return _move(
-        match_id,
-        lambda match, seat, now: game.pass_turn(match, seat, now=now, can_play=can_play),
-    )
+    return _moved(referee().pass_turn(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
     table = load_body(table_body_schema)["table"]
-    return _move(match_id, lambda match, seat, now: game.save_draft(match, seat, table, now=now))
+    return _moved(referee().save_draft(match_id, auth.bearer_token(), table, **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/next-game")
 def next_game(match_id: str) -> Response:
     """Start the next game once the last one is over."""
-    ref = referee()
-    return _move(
-        match_id, lambda match, seat, now: game.next_game(match, now=now, rng=ref.rng_for(match))
-    )
+    return _moved(referee().next_game(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.get("/v1/matches/<match_id>/hint")
 def hint(match_id: str) -> Response:
     """The solver's best play for the caller's rack: a whole table to submit as is."""
-    match, _, solution = referee().hint(match_id, auth.bearer_token())
+    match, solution = referee().hint(match_id, auth.bearer_token())
     answer = {
         "status": solution.status.value,
         "version": match.version,
@@ -157,35 +155,17 @@ def events(match_id: str) -> dict[str, Any]:
     return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
 
 
-def _move(match_id: str, action: Action) -> Response:
-    moved = referee().act(
-        match_id,
-        auth.bearer_token(),
-        action,
-        if_match=auth.if_match(),
-        idempotency=auth.idempotency(),
-        describe=_describe,
-    )
-    if moved.replay is not None:
-        answer = moved.replay
-        response = jsonify(answer["body"])
-        response.headers["ETag"] = etag(answer["version"])
+def _guards() -> dict[str, Any]:
+    """The headers that guard a move: If-Match and Idempotency-Key."""
+    return {"if_match": auth.if_match(), "idempotency": auth.idempotency()}
+
+
+def _moved(moved: Moved) -> Response:
+    response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
+    response.headers["ETag"] = etag(moved.version)
+    if moved.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-        return response
-    response = jsonify(_moved_body(moved, moved.seat))
-    response.headers["ETag"] = etag(moved.match.version)
     return response
-
-
-def _describe(moved: Moved, seat: int) -> dict[str, Any]:
-    return {"version": moved.match.version, "body": _moved_body(moved, seat)}
-
-
-def _moved_body(moved: Moved, seat: int) -> dict[str, Any]:
-    return {
-        "match": view_of(moved.match, seat, moved.now),
-        "drawn": [tile.code for tile in moved.drawn],
-    }
 
 
 def _query(schema: Schema) -> dict[str, Any]:

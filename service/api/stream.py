@@ -1,8 +1,12 @@
 """``GET /v1/matches/{id}/stream``: a match's public events as Server-Sent Events.
 
-The events come from the match's Redis Stream (``{m:<id>}:events``, entry ``0-<n>`` is
-the event that produced version ``n``), read with ``XREAD BLOCK`` on a connection of the
-stream's own, so any instance serves any match and nothing is lost between instances.
+The events come from the store, which reads them as they are committed, so any instance
+serves any match and nothing is lost between instances. In each worker one reader per match
+feeds every stream and long-poll of that match (:mod:`service.fanout`): 1,000 viewers of one
+table cost one Redis connection per worker. An open stream costs a greenlet and its socket,
+not a thread (README "Worker model"); it is first admitted by the caps of
+:mod:`service.api.connections` (429 or 503 with ``Retry-After`` beyond them). This module
+writes the events as Server-Sent Events.
 
 Each SSE message is ``id: <version>``, ``event: <type>``, ``data: <the public event JSON>``.
 A client resumes with ``Last-Event-ID`` (EventSource sends it by itself when it
@@ -10,9 +14,9 @@ reconnects) or ``?after=<version>``. A comment line keeps the connection alive w
 nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15 by default; see
 :class:`service.config.Settings`). The stream ends once the match is finished and its last
 event sent; asked again after that, it answers 204, which tells
-EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600) so a
-worker thread is never held forever, and within a second of the worker being told to stop
-(:data:`service.threads.shutting_down`): either way the client reconnects where it left off.
+EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600), and within
+a second of the worker being told to stop (:data:`service.threads.shutting_down`): either
+way the client reconnects where it left off.
 
 The stream is public: private details (a rack, drawn tiles) never travel on it. A player's
 client refetches ``GET /v1/matches/{id}`` with its seat token when an event arrives.
@@ -20,34 +24,31 @@ client refetches ``GET /v1/matches/{id}`` with its seat token when an event arri
 
 from __future__ import annotations
 
-import json
 import logging
 import re
+import socket
+import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Generator
 
-import redis
 from flask import Blueprint, Response, current_app, request
-from redis.cluster import RedisCluster
-from redis.exceptions import RedisError
 
+from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.config import Settings
+from service.fanout import Fanout, FeedLost
+from service.game import EventType
 from service.observability import STREAMS_OPEN
 from service.referee import MatchNotFound
-from service.store.matches import MatchStore
-from service.threads import long_wait, shutting_down
+from service.store import MatchStore, StoredEvent, StoreUnavailable
+from service.threads import shutting_down, when_closed
 
 __all__ = ["blueprint", "sse_message"]
 
 blueprint = Blueprint("stream", __name__)
 log = logging.getLogger(__name__)
 
-FINAL_EVENT = "match_finished"
 RETRY_MILLISECONDS = 2000
-WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a stream sees the worker stopping
-BATCH = 100
 _VERSION = re.compile(r"[0-9]{1,16}")
 MAX_VERSION = 2**53 - 1
 _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -57,31 +58,87 @@ _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def stream(match_id: str) -> Response:
     """Stream the public events after the client's last one; 404 for an unknown match."""
     after = _resume_point()
-    redis_client = current_app.extensions["redis"]
-    key = MatchStore.events_key(match_id)
-    store: MatchStore = current_app.extensions["referee"].store
-    if not _valid_id(match_id) or not store.exists(match_id):
+    store: MatchStore = current_app.extensions["store"]
+    if not _MATCH_ID.fullmatch(match_id) or not store.exists(match_id):
         raise MatchNotFound(match_id)
-    finished_at = _finished_at(redis_client, key)
-    if finished_at is not None and after >= finished_at:
-        return Response(status=204)
+    last = store.last_event(match_id)
+    if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
+        return Response(status=204)  # finished, and the client has every event
+    try:
+        ticket = admit()
+    except Refused as refused:
+        return refused.response()
     settings: Settings = current_app.config["REFEREE_SETTINGS"]
-    follower = _Follower(
-        key,
+    messages = _messages(
+        current_app.extensions["fanout"],
+        request.environ.get("gunicorn.socket"),
+        match_id,
         after=after,
-        connect=_dedicated_connector(settings, redis_client, key),
-        keepalive=settings.stream_keepalive_seconds,
+        latest=0 if last is None else last.version,
+        keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
     )
-    response = Response(follower.messages(), mimetype="text/event-stream")
+    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
     return response
 
 
-def sse_message(event_json: str, *, version: int, event_type: str) -> str:
-    """Return one SSE message for a stored event (its JSON is one line)."""
-    return f"id: {version}\nevent: {event_type}\ndata: {event_json}\n\n"
+def sse_message(event: StoredEvent) -> str:
+    """One SSE message for a stored event (its JSON is one line)."""
+    return f"id: {event.version}\nevent: {event.type.value}\ndata: {event.json}\n\n"
+
+
+def _messages(
+    fanout: Fanout,
+    connection: socket.socket | None,
+    match_id: str,
+    *,
+    after: int,
+    latest: int,
+    keepalive: float,
+    lifetime: float,
+) -> Generator[str, None, None]:
+    """SSE text until the match is finished and sent, the stream's life is over, the worker
+    stops, or the client leaves (then the client reconnects with Last-Event-ID)."""
+    follower = fanout.follow(match_id, after, latest)
+    # A client that leaves ends its stream at once (its place under the caps is free again),
+    # not at the next write.
+    gone = threading.Event()
+
+    def client_left() -> None:
+        gone.set()
+        follower.wake()
+
+    stop_watching = when_closed(connection, client_left)
+    started = sent = time.monotonic()
+    STREAMS_OPEN.inc()
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
+        while not shutting_down.is_set() and not gone.is_set():
+            now = time.monotonic()
+            left = lifetime - (now - started)
+            if left <= 0:
+                return
+            delivered = follower.next(min(keepalive - (now - sent), left))
+            if delivered is None:
+                return  # the match is finished and sent, or it expired
+            if not delivered:
+                if time.monotonic() - sent >= keepalive:
+                    yield ": keep-alive\n\n"
+                    sent = time.monotonic()
+                continue  # else woken early: the worker stopping, or the lifetime is over
+            # One write for the batch; each event's text was made once for all its streams.
+            yield "".join(item.text for item in delivered)
+            sent = time.monotonic()
+            if delivered[-1].event.type is EventType.MATCH_FINISHED:
+                return
+    except (FeedLost, StoreUnavailable) as error:
+        log.warning("event stream of %s ended: %s", match_id, error)
+    finally:
+        stop_watching()
+        follower.close()
+        STREAMS_OPEN.dec()
 
 
 def _resume_point() -> int:
@@ -97,114 +154,3 @@ def _version(source: str, raw: str) -> int:
     if not _VERSION.fullmatch(raw) or int(raw) > MAX_VERSION:
         raise BadRequest(f"{source} must be a version (an integer >= 0), not {raw!r}")
     return int(raw)
-
-
-def _valid_id(match_id: str) -> bool:
-    return _MATCH_ID.fullmatch(match_id) is not None
-
-
-def _finished_at(client: Any, key: str) -> int | None:
-    """The version of the stream's ``match_finished`` event, if it is the last one."""
-    last = client.xrevrange(key, "+", "-", count=1)
-    if not last:
-        return None
-    entry_id, fields = last[0]
-    if json.loads(fields["e"]).get("type") != FINAL_EVENT:
-        return None
-    return _version_of(entry_id)
-
-
-def _version_of(entry_id: str) -> int:
-    return int(entry_id.partition("-")[2])
-
-
-class _Follower:
-    """Reads one match's stream for one client, on a Redis connection of its own."""
-
-    def __init__(
-        self,
-        key: str,
-        *,
-        after: int,
-        connect: Callable[[float], Any],
-        keepalive: float,
-        lifetime: float,
-    ) -> None:
-        self.key = key
-        self.after = after
-        self.connect = connect
-        self.keepalive = max(keepalive, 0.05)
-        self.lifetime = lifetime
-
-    def messages(self) -> Iterator[str]:
-        """Yield SSE text until the match is finished and sent, or the client leaves."""
-        with long_wait():  # the stream holds its thread for minutes: free its run slot
-            yield from self._messages()
-
-    def _messages(self) -> Iterator[str]:
-        block = min(self.keepalive, WAKE_SECONDS)
-        client = self.connect(block)
-        started = sent = time.monotonic()
-        STREAMS_OPEN.inc()
-        try:
-            yield f"retry: {RETRY_MILLISECONDS}\n: following {self.key} after {self.after}\n\n"
-            while time.monotonic() - started < self.lifetime and not shutting_down.is_set():
-                entries = self._read(client, block)
-                if not entries:
-                    if time.monotonic() - sent < self.keepalive:
-                        continue
-                    if not client.exists(self.key):
-                        return  # the match expired
-                    yield ": keep-alive\n\n"
-                    sent = time.monotonic()
-                    continue
-                finished = False
-                for entry_id, fields in entries:
-                    version = _version_of(entry_id)
-                    event_type = json.loads(fields["e"]).get("type", "message")
-                    self.after = version
-                    finished = finished or event_type == FINAL_EVENT
-                    yield sse_message(fields["e"], version=version, event_type=event_type)
-                sent = time.monotonic()
-                if finished and _finished_at(client, self.key) == self.after:
-                    return
-        except RedisError as error:
-            # The client reconnects with Last-Event-ID and resumes where it was.
-            log.warning("event stream %s ended: %s", self.key, type(error).__name__)
-        finally:
-            STREAMS_OPEN.dec()
-            client.close()
-
-    def _read(self, client: Any, block: float) -> list[tuple[str, dict[str, str]]]:
-        """Block up to ``block`` seconds; ``[]`` on a timeout."""
-        answer = client.xread({self.key: f"0-{self.after}"}, count=BATCH, block=int(block * 1000))
-        if not answer:
-            return []
-        # redis-py answers [[key, entries]] (RESP2) or {key: [entries]} (RESP3).
-        if isinstance(answer, dict):
-            return list(next(iter(answer.values()))[0])
-        return list(answer[0][1])
-
-
-def _dedicated_connector(settings: Settings, shared: Any, key: str) -> Callable[[float], Any]:
-    """Return ``connect(block_seconds)``: a client holding one connection of its own.
-
-    Its reads wait longer than ``XREAD BLOCK``, unlike the shared pool's. With Redis
-    Cluster it talks to the node that holds ``key`` now; if the slot moves, the read
-    fails, the stream ends and the client reconnects to the right node.
-    """
-    common: dict[str, Any] = {
-        "socket_connect_timeout": settings.redis_connect_timeout,
-        "decode_responses": True,
-        "single_connection_client": True,
-        "client_name": "sse:" + key,  # how CLIENT LIST tells the streams apart
-    }
-    node = shared.get_node_from_key(key) if isinstance(shared, RedisCluster) else None
-
-    def connect(block_seconds: float) -> Any:
-        timeout = block_seconds + max(5.0, settings.redis_socket_timeout)
-        if node is not None:
-            return redis.Redis(host=node.host, port=node.port, socket_timeout=timeout, **common)
-        return redis.Redis.from_url(settings.redis_url, socket_timeout=timeout, **common)
-
-    return connect

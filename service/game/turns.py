@@ -27,6 +27,7 @@ from service.game.errors import (
 from service.game.state import (
     CanPlay,
     Ending,
+    EventType,
     Match,
     Status,
     Transition,
@@ -79,7 +80,7 @@ def play(match: Match, seat: int, table: Sequence[Sequence[Tile]], *, now: float
     return end_turn(
         played,
         seat,
-        "played",
+        EventType.PLAYED,
         at=now,
         game_end=None if remaining else partial(went_out, seat=seat, at=now),
         table=table_codes(after),
@@ -97,7 +98,7 @@ def draw(match: Match, seat: int, *, now: float) -> Transition:
     if not match.pool:
         raise PoolEmpty("the pool is empty: play, or pass if you cannot play")
     taken, drawn = take_from_pool(match, seat, 1)
-    return replace(end_turn(taken, seat, "drew", at=now, count=len(drawn)), drawn=drawn)
+    return replace(end_turn(taken, seat, EventType.DREW, at=now, count=len(drawn)), drawn=drawn)
 
 
 def pass_turn(
@@ -108,16 +109,20 @@ def pass_turn(
     When every seat has passed in a row, or at the first pass with
     :attr:`StalemateEnd.FIRST_CANNOT_PLAY`, the game ends in a stalemate. Raises
     :class:`PoolNotEmpty` while the pool holds tiles, :class:`PassRefused` when
-    ``can_play`` returns ``True``.
+    ``can_play`` returns ``True``, or ``None`` (a pass needs the proof that no play
+    exists; the solver's proofs have no time budget by default, see
+    :class:`service.game.autoplay.Autoplay`).
     """
     _require_turn(match, seat, now)
     if match.pool:
         raise PoolNotEmpty(f"the pool still holds {len(match.pool)} tiles: play or draw")
     player = match.players[seat]
-    if can_play is not None and can_play(
-        match.table, Counter(player.rack), player.melded, match.rules
-    ):
-        raise PassRefused("a legal play exists: you must play while you can")
+    if can_play is not None:
+        answer = can_play(match.table, Counter(player.rack), player.melded, match.rules)
+        if answer is None:
+            raise PassRefused("the solver could not prove in time that you cannot play")
+        if answer:
+            raise PassRefused("a legal play exists: you must play while you can")
     return record_pass(match, seat, at=now)
 
 
@@ -143,7 +148,7 @@ def save_draft(
             raise IllegalTurn(violations)
     return record(
         replace(match, draft=draft),
-        "draft_updated",
+        EventType.DRAFT_UPDATED,
         at=now,
         seat=seat,
         draft=None if draft is None else table_codes(draft),
@@ -184,7 +189,7 @@ def start_turn(match: Match, seat: int, *, at: float) -> Match:
 def end_turn(
     match: Match,
     seat: int,
-    event_type: str,
+    event_type: EventType,
     *,
     at: float,
     game_end: Callable[[Match], Transition] | None = None,
@@ -230,7 +235,7 @@ def record_pass(match: Match, seat: int, *, at: float, timed_out: bool = False) 
         if ending is None
         else partial(stalemate, ending=ending, next_seat=match.next_seat(seat), at=at)
     )
-    return end_turn(passed, seat, "passed", at=at, game_end=game_end, timed_out=timed_out)
+    return end_turn(passed, seat, EventType.PASSED, at=at, game_end=game_end, timed_out=timed_out)
 
 
 def _stalemate_ending(match: Match) -> Ending | None:
