@@ -16,7 +16,14 @@ from service.rules.options import (
     StalemateEnd,
     StalemateScoring,
 )
-from service.rules.scoring import Outcome, Reason, rack_total, score_stalemate, score_went_out
+from service.rules.scoring import (
+    Outcome,
+    Reason,
+    rack_total,
+    score_abandoned,
+    score_stalemate,
+    score_went_out,
+)
 from service.rules.sets import SetFault, SetInfo, SetKind, classify, is_valid_set, set_points
 from service.rules.tiles import (
     COLOURS,
@@ -61,6 +68,7 @@ __all__ = [
     "meets_initial_meld",
     "parse_tiles",
     "rack_total",
+    "score_abandoned",
     "score_stalemate",
     "score_went_out",
     "set_key",
