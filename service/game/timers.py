@@ -2,8 +2,9 @@
 
 When a turn's time runs out, the player's draft is thrown away (its tiles never left
 the rack: a draft is only a proposal). With no draft, or a draft that leaves the table
-as it was, the player draws 1 tile; with a draft that changed the table, they draw 3
-as a penalty (fewer when the pool runs out). With an empty pool the expiry counts as
+as it was, the player draws 1 tile; with a draft that changed the table, they draw
+``rules.failed_turn_penalty`` tiles as a penalty (3, or 1 under seed 002's rules; fewer
+when the pool runs out). With an empty pool the expiry counts as
 a pass. The next turn's deadline counts from the expired deadline, not from now, so
 several turns can expire in one settlement.
 """
@@ -17,10 +18,9 @@ from service.game.state import EventType, Match, Status, Table, Transition, reco
 from service.game.turns import end_turn, record_pass, take_from_pool
 from service.rules import set_key
 
-__all__ = ["PENALTY_TILES", "TIMEOUT_TILES", "draft_changes_table", "settle"]
+__all__ = ["TIMEOUT_TILES", "draft_changes_table", "settle"]
 
 TIMEOUT_TILES = 1
-PENALTY_TILES = 3
 
 
 def settle(match: Match, *, now: float) -> Transition:
@@ -54,7 +54,7 @@ def _expire(match: Match) -> Transition:
     assert match.turn_deadline is not None
     at, seat = match.turn_deadline, match.current_seat
     reverted = draft_changes_table(match.draft, match.table)
-    owed = PENALTY_TILES if reverted else TIMEOUT_TILES
+    owed = match.rules.failed_turn_penalty if reverted else TIMEOUT_TILES
     timed_out = record(
         replace(match, draft=None),
         EventType.TURN_TIMED_OUT,

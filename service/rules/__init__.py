@@ -9,6 +9,7 @@ its :class:`Violation` list).
 
 from service.rules.meld import initial_meld_value, meets_initial_meld
 from service.rules.options import (
+    FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
     MatchWinner,
     Rules,
@@ -39,6 +40,7 @@ from service.rules.turn import IllegalTurn, TurnFault, Violation, check_turn, se
 
 __all__ = [
     "COLOURS",
+    "FAILED_TURN_PENALTIES",
     "JOKER",
     "Colour",
     "FirstPlayerJoker",

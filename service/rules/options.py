@@ -7,7 +7,19 @@ from dataclasses import dataclass
 
 from service.rules.tiles import TileSet
 
-__all__ = ["FirstPlayerJoker", "MatchWinner", "Rules", "StalemateEnd", "StalemateScoring"]
+__all__ = [
+    "FAILED_TURN_PENALTIES",
+    "FirstPlayerJoker",
+    "MatchWinner",
+    "Rules",
+    "StalemateEnd",
+    "StalemateScoring",
+]
+
+# Tiles drawn when a turn runs out with a draft that changed the table: 3 in the official
+# rules (000: "draw 3 tiles from the pool as a penalty"), 1 in the Spanish ones (002:
+# "tomar una ficha como castigo").
+FAILED_TURN_PENALTIES = (3, 1)
 
 
 class StalemateScoring(enum.Enum):
@@ -55,3 +67,11 @@ class Rules:
     stalemate_end: StalemateEnd = StalemateEnd.NOBODY_CAN_PLAY
     first_player_joker: FirstPlayerJoker = FirstPlayerJoker.DRAW_AGAIN
     redeal_duplicates: bool = False
+    failed_turn_penalty: int = 3
+
+    def __post_init__(self) -> None:
+        if self.failed_turn_penalty not in FAILED_TURN_PENALTIES:
+            raise ValueError(
+                f"failed_turn_penalty must be one of {FAILED_TURN_PENALTIES}, "
+                f"not {self.failed_turn_penalty!r}"
+            )

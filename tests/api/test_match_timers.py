@@ -68,6 +68,23 @@ def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(cl
     assert timed_out[0]["data"]["penalty"] == 3
 
 
+def test_with_a_failed_turn_penalty_of_one_a_changed_draft_costs_one_tile(client) -> None:
+    created, (ann, _bo) = setup(
+        client,
+        ["R4 K9", "K7"],
+        pool="O4 O5 O6 O7",
+        table=["R1 R2 R3"],
+        melded=[True, True],
+        rules={"turn_seconds": 1, "failed_turn_penalty": 1},
+    )
+    assert created["match"]["rules"]["failed_turn_penalty"] == 1
+    assert ann.draft("R1 R2 R3 R4").status_code == 200
+    wait_past(created["match"])
+    assert ann.rack() == ["R4", "K9", "O4"]
+    timed_out = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
+    assert timed_out[0]["data"] == {"reverted": True, "penalty": 1}
+
+
 def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(client) -> None:
     created, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6 O7", rules={"turn_seconds": 1})
     start = created["match"]["turn_started"]

@@ -3,7 +3,9 @@
 - `server` (session): gunicorn with `deploy/gunicorn.conf.py` on a free port, in test mode, on
   the session's redis-server. Has `.url`, `.api(method, path, ...)`.
 - `browser` (session): headless Chromium from /usr/bin/chromium (never `playwright install`).
-- `page` (function): a fresh browser context and page; its console errors fail the test.
+- `new_page(device="desktop")` (function): opens fresh pages, each in its own context, at a size
+  of `DEVICES` (a desktop, or a phone with touch events); their console errors fail the test.
+- `page` (function): one such page at the desktop size.
 - `shot(page, name)`: saves a screenshot under artifacts/browser/.
 
 Without Chromium or Playwright these tests are skipped (they fail under CI=true, where
@@ -39,6 +41,16 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--autoplay-policy=no-user-gesture-required",
 ]
+
+# The sizes pages open at. The phones have touch events (Playwright's `tap`) and a mobile
+# viewport: 390x844 is an iPhone 12 to 15, 360x740 a small Android phone.
+TOUCH = {"has_touch": True, "is_mobile": True}
+DEVICES: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1280, "height": 860}},
+    "phone": {"viewport": {"width": 390, "height": 844}, **TOUCH},
+    "small-phone": {"viewport": {"width": 360, "height": 740}, **TOUCH},
+}
+PHONES = ("phone", "small-phone")
 
 pytestmark = pytest.mark.browser
 
@@ -132,13 +144,14 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[[], Any]]:
-    """Open fresh pages (each in its own context); console errors fail the test."""
+def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """Open fresh pages (each in its own context) at a size of `DEVICES`; console errors fail
+    the test. ``bypass_csp=True`` lets a test inject a script (axe-core) into the page."""
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_page() -> Any:
-        context = browser.new_context(viewport={"width": 1280, "height": 860})
+    def open_page(device: str = "desktop", *, bypass_csp: bool = False) -> Any:
+        context = browser.new_context(**DEVICES[device], bypass_csp=bypass_csp)
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from playwright.sync_api import expect
+
+
+def box_of(locator: Any) -> dict[str, float]:
+    """The element's box. The page redraws on every change of the match (a live event, the
+    meld checker's answer), replacing its elements with equal ones: a box measured on an
+    element replaced meanwhile is None, so measure again on the new one."""
+    deadline = time.monotonic() + 5
+    while (box := locator.bounding_box()) is None:
+        assert time.monotonic() < deadline, f"{locator} has no box"
+        time.sleep(0.05)
+    return box
 
 
 class Table:
@@ -31,7 +43,7 @@ class Table:
 
     def drag(self, source: Any, to: tuple[float, float]) -> None:
         """Press on ``source``, move in steps (pointer events), release at ``to``."""
-        box = source.bounding_box()
+        box = box_of(source)
         mouse = self.page.mouse
         mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         mouse.down()
@@ -42,14 +54,14 @@ class Table:
     def to_new_set(self, code: str) -> None:
         """Drag the rack tile ``code`` onto the "new set" zone."""
         zone = self.page.locator("#table-sets .new-set")
-        box = zone.bounding_box()
+        box = box_of(zone)
         self.drag(self.rack_tile(code), (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2))
         expect(self.page.locator(f'#table-sets .tile[data-code="{code}"]').first).to_be_visible()
 
     def to_end_of_set(self, code: str, set_with: str) -> None:
         """Drag the rack tile ``code`` to the end of the set holding ``set_with``."""
         last = self.set_with(set_with).locator(".tile").last
-        box = last.bounding_box()
+        box = box_of(last)
         before = len(self.rack_codes())
         self.drag(self.rack_tile(code), (box["x"] + box["width"] - 4, box["y"] + box["height"] / 2))
         expect(self.page.locator("#rack .tile")).to_have_count(before - 1)

@@ -195,6 +195,106 @@ def test_tiles_can_be_placed_by_tapping_or_with_the_keyboard_and_sets_split(
     assert table.table_codes() == [["R10", "R11"], ["R12"]]
     expect(page.locator("#meld")).to_contain_text("fix the invalid sets")
 
-    table.press("Undo: put your tiles back and restore the table")
+    table.press("Undo all: put your tiles back and restore the table")
     assert table.table_codes() == []
     assert sorted(table.rack_codes()) == ["J", "R10", "R11", "R12"]
+
+
+def _focused(page: Any) -> dict[str, Any]:
+    return page.evaluate(
+        """() => {
+          const el = document.activeElement;
+          return {code: el.dataset.code || null, inTable: Boolean(el.closest("#table-sets")),
+                  inRack: Boolean(el.closest("#rack")), pressed: el.getAttribute("aria-pressed")};
+        }"""
+    )
+
+
+def test_keyboard_focus_stays_on_the_tile_acted_on_across_redraws(
+    page: Any, server: Server
+) -> None:
+    # Bo starts; Ann waits with the keyboard on her R11. Bo draws: Ann's page redraws for her
+    # turn, and her focus is still on R11. Enter picks it up, and Enter on "new set" puts it
+    # there: focus follows the tile onto the table.
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 60},
+            "setup": {
+                "racks": [["R10", "R11", "R12", "K3"], ["O1", "O2"]],
+                "pool": ["B1", "B2"],
+                "first_seat": 1,
+            },
+        }
+    )
+    ann_token, bo_token = (seat["token"] for seat in created["seats"])
+    page.goto(server.seat_url(created["id"], ann_token))
+    table = Table(page)
+    expect(page.locator("#turn-text")).to_contain_text("Bo is playing")
+    table.rack_tile("R11").focus()
+    status, _ = server.api("POST", f"/v1/matches/{created['id']}/draw", token=bo_token)
+    assert status == 200
+    table.wait_for_my_turn()
+    expect(page.locator("#play-button")).to_be_visible()
+    assert _focused(page) == {"code": "R11", "inTable": False, "inRack": True, "pressed": None}
+
+    page.keyboard.press("Enter")
+    expect(table.rack_tile("R11")).to_have_attribute("aria-pressed", "true")
+    assert _focused(page) == {"code": "R11", "inTable": False, "inRack": True, "pressed": "true"}
+    page.get_by_role("button", name="Put the selected tile in a new set").focus()
+    page.keyboard.press("Enter")
+    assert table.table_codes() == [["R11"]]
+    assert _focused(page) == {"code": "R11", "inTable": True, "inRack": False, "pressed": None}
+
+    # The draft is shared and the meld checker answers: both redraw the page; focus stays.
+    expect(page.locator("#meld")).to_contain_text("fix the invalid sets")
+    deadline = time.monotonic() + 5
+    while server.api("GET", f"/v1/matches/{created['id']}")[1]["draft"] != [["R11"]]:
+        assert time.monotonic() < deadline, "the page did not share its draft"
+        time.sleep(0.1)
+    expect(page.locator("#conn")).to_have_attribute("data-mode", "live")
+    assert _focused(page)["code"] == "R11" and _focused(page)["inTable"]
+    # Escape after picking a tile puts it down where it is, with the focus on it.
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    assert _focused(page) == {"code": "R11", "inTable": True, "inRack": False, "pressed": None}
+
+
+def test_a_hint_is_laid_out_as_a_draft_that_can_be_undone_or_played(
+    page: Any, server: Server
+) -> None:
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 60},
+            "setup": {
+                "racks": [["K3", "R10", "R11", "R12", "O1"], ["O2", "O3"]],
+                "pool": ["B1", "B2"],
+                "table": [["B7", "B8", "B9"]],
+                "melded": [False, True],
+            },
+        }
+    )
+    page.goto(server.seat_url(created["id"], created["seats"][0]["token"]))
+    table = Table(page)
+    table.wait_for_my_turn()
+    expect(page.locator("#hint-button")).to_be_enabled()
+
+    table.press("Hint: lay out the solver's best play as a draft")
+    expect(page.locator("#notice")).to_contain_text("Hint laid out: red 10, red 11, red 12")
+    assert table.table_codes() == [["B7", "B8", "B9"], ["R10", "R11", "R12"]]
+    assert sorted(table.rack_codes()) == ["K3", "O1"]
+    expect(page.locator('#table-sets .tile.added[data-code="R11"]')).to_be_visible()
+    expect(page.locator("#meld")).to_contain_text("33 / 30")
+    shot(page, "hint-1-laid-out")
+
+    table.press("Undo all: put your tiles back and restore the table")
+    assert table.table_codes() == [["B7", "B8", "B9"]]
+    assert sorted(table.rack_codes()) == ["K3", "O1", "R10", "R11", "R12"]
+
+    table.press("Hint: lay out the solver's best play as a draft")
+    expect(page.locator("#rack .tile")).to_have_count(2)
+    table.press("Submit your play")
+    expect(page.locator("#notice")).to_contain_text("Play accepted")
+    _, view = server.api("GET", f"/v1/matches/{created['id']}")
+    assert view["table"] == [["B7", "B8", "B9"], ["R10", "R11", "R12"]]

@@ -33,7 +33,14 @@ from service.game import (
 )
 from service.game.deal import shuffled_box
 from service.game.state import sorted_rack
-from service.rules import IllegalTurn, Rules, StalemateEnd, full_set, tiles_of
+from service.rules import (
+    FAILED_TURN_PENALTIES,
+    IllegalTurn,
+    Rules,
+    StalemateEnd,
+    full_set,
+    tiles_of,
+)
 from tests.game.support import NOW, all_tiles, candidate_plays, specs
 
 ACTIONS = ("draw", "play", "pass", "draft", "wait")
@@ -48,6 +55,7 @@ def rule_sets(draw_from: st.DrawFn) -> Rules:
         target_score=draw_from(st.sampled_from([None, 25, 80])),
         stalemate_end=draw_from(st.sampled_from(list(StalemateEnd))),
         redeal_duplicates=draw_from(st.booleans()),
+        failed_turn_penalty=draw_from(st.sampled_from(FAILED_TURN_PENALTIES)),
     )
 
 

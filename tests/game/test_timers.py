@@ -1,6 +1,8 @@
-"""Time running out: draw 1, or revert the draft and draw 3; several expiries in order."""
+"""Time running out: draw 1, or revert the draft and draw 3 (or 1); several expiries in order."""
 
 from __future__ import annotations
+
+import pytest
 
 from service.game import Status, save_draft, settle
 from service.rules import Rules, StalemateEnd
@@ -41,6 +43,29 @@ def test_a_draft_that_changed_the_table_is_thrown_away_and_costs_three_tiles() -
     assert after.table == table("K1 K2 K3") and after.draft is None
     assert rack(after, 0) == "R10 R11 B9 K4 O1 O4"
     assert codes(after.pool) == "O2"
+
+
+def test_under_the_spanish_rules_a_failed_manipulation_costs_one_tile() -> None:
+    # 002: "volver a dejar las lineas como estaban, y tomar una ficha como castigo".
+    match = set_up(
+        ["K4 R10 R11", "K2"],
+        pool="O4 B9 O1 O2",
+        on_table="K1 K2 K3",
+        melded=[True, False],
+        rules=Rules(failed_turn_penalty=1),
+    )
+    drafted = save_draft(match, 0, table("K1 K2 K3 K4 | R10 R11"), now=NOW).match
+    transition = settle(drafted, now=DEADLINE)
+    assert transition.events[0].data == {"reverted": True, "penalty": 1}
+    assert transition.events[1].data["count"] == 1
+    assert transition.match.table == table("K1 K2 K3")
+    assert rack(transition.match, 0) == "R10 R11 K4 O4"
+
+
+def test_a_failed_turn_penalty_other_than_three_or_one_is_no_rule() -> None:
+    for penalty in (0, 2, 4, -1):
+        with pytest.raises(ValueError, match="failed_turn_penalty"):
+            Rules(failed_turn_penalty=penalty)
 
 
 def test_the_penalty_draws_only_what_is_left_in_the_pool() -> None:

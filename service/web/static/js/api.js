@@ -72,6 +72,7 @@ export const api = {
     request("PUT", `${matchPath(id)}/draft`, { token, body: { table }, ifMatch: version, key }),
   nextGame: (id, token, version, key) =>
     request("POST", `${matchPath(id)}/next-game`, { token, ifMatch: version, key }),
+  hint: (id, token) => request("GET", `${matchPath(id)}/hint`, { token }),
   meldCheck: (sets, rules) => request("POST", "/v1/meld-check", { body: { sets, rules } }),
   streamUrl: (id, after) => `${matchPath(id)}/stream?after=${after}`,
 };

@@ -41,6 +41,8 @@ const state = {
   refetching: false,
   refetchAgain: false,
   pollExpiry: null,
+  focusKey: null, // the element to focus after the next render (the tile or target acted on)
+  lastInput: "pointer", // "keyboard" or "pointer": keyboard focus may scroll the page
 };
 
 // ---------------------------------------------------------------------------------------
@@ -57,6 +59,8 @@ function route() {
 }
 
 window.addEventListener("hashchange", () => location.reload());
+document.addEventListener("keydown", () => { state.lastInput = "keyboard"; }, true);
+document.addEventListener("pointerdown", () => { state.lastInput = "pointer"; }, true);
 document.addEventListener("pointerdown", unlockAudio, { once: true });
 document.addEventListener("keydown", unlockAudio, { once: true });
 route();
@@ -72,12 +76,15 @@ function startLobby() {
   $("#add-human").addEventListener("click", () => addPlayerRow(`Player ${rows().length + 1}`, false));
   $("#add-bot").addEventListener("click", () => addPlayerRow(`Bot ${rows().filter((r) => r.bot).length + 1}`, true));
   $("#create-form").addEventListener("submit", createMatch);
+  $("#create-form").addEventListener("input", describeMatchLength);
+  $("#create-form").addEventListener("change", describeMatchLength);
   $("#join-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const link = $("#join-link").value.trim();
     const hash = link.includes("#") ? link.slice(link.indexOf("#")) : `#${link}`;
     location.hash = hash;
   });
+  describeMatchLength();
 }
 
 function rows() {
@@ -87,21 +94,72 @@ function rows() {
   }));
 }
 
+// Row labels follow the row's place: after a removal, "player 3" is the third row again.
+function numberPlayerRows() {
+  const list = $("#player-rows");
+  [...list.children].forEach((li, i) => {
+    const n = i + 1;
+    li.querySelector("input[type=text]").setAttribute("aria-label", `Name of player ${n}`);
+    li.querySelector("input[type=checkbox]").setAttribute("aria-label", `Player ${n} is a bot`);
+    const remove = li.querySelector(".remove");
+    remove.setAttribute("aria-label", `Remove player ${n}`);
+    remove.disabled = list.children.length <= 2;
+  });
+  $("#add-human").disabled = list.children.length >= 6;
+  $("#add-bot").disabled = list.children.length >= 6;
+}
+
 function addPlayerRow(name, bot) {
   const list = $("#player-rows");
   if (list.children.length >= 6) return;
-  const n = list.children.length + 1;
   const li = document.createElement("li");
   li.innerHTML = `
-    <input type="text" maxlength="40" required aria-label="Name of player ${n}">
-    <label class="bot-toggle"><input type="checkbox" aria-label="Player ${n} is a bot"> bot</label>
-    <button type="button" class="remove" aria-label="Remove player ${n}">×</button>`;
+    <input type="text" maxlength="40" required autocomplete="off">
+    <label class="bot-toggle"><input type="checkbox"> Bot</label>
+    <button type="button" class="remove">×</button>`;
   li.querySelector("input[type=text]").value = name;
   li.querySelector("input[type=checkbox]").checked = bot;
   li.querySelector(".remove").addEventListener("click", () => {
-    if (list.children.length > 2) li.remove();
+    if (list.children.length <= 2) return;
+    const next = li.nextElementSibling || li.previousElementSibling;
+    li.remove();
+    numberPlayerRows();
+    describeMatchLength();
+    next?.querySelector("input[type=text]")?.focus();
   });
   list.append(li);
+  numberPlayerRows();
+  describeMatchLength();
+}
+
+// The rules as the API takes them, from every [data-rule] control of the form.
+function chosenRules(form) {
+  const rules = {};
+  for (const control of form.querySelectorAll("[data-rule]")) {
+    const kind = control.dataset.rule;
+    if (kind === "bool") rules[control.name] = control.checked;
+    else if (kind === "text") rules[control.name] = control.value;
+    else if (kind === "optional-int") rules[control.name] = control.value.trim() === "" ? null : Number(control.value);
+    else rules[control.name] = Number(control.value);
+  }
+  return rules;
+}
+
+// How many games the match has: a round is one game per player (000), so "1 round" with
+// three players is three games, each started by the next player.
+function describeMatchLength() {
+  const form = $("#create-form");
+  const players = $("#player-rows").children.length;
+  const rounds = Math.max(1, Math.floor(Number(form.elements.rounds.value) || 1));
+  const games = rounds * players;
+  const target = form.elements.target_score.value.trim();
+  const tileSet = form.elements.tile_set;
+  if (players > 4 && tileSet.value !== "xp") tileSet.value = "xp";
+  let text = `${games} ${games === 1 ? "game" : "games"}: ${rounds} ${rounds === 1 ? "round" : "rounds"} × ${players} players, one game per player in each round, each player starting one in turn.`;
+  if (target) text += ` It ends sooner after the game in which a total reaches ${target} points.`;
+  if (players > 4) text += " Five or six players need the XP set.";
+  $("#games-note").textContent = text;
+  $("#games-summary").textContent = target ? `up to ${games} games` : `${games} ${games === 1 ? "game" : "games"}`;
 }
 
 async function createMatch(event) {
@@ -110,16 +168,7 @@ async function createMatch(event) {
   const errorBox = $("#create-error");
   errorBox.hidden = true;
   const players = rows().map((row) => (row.bot ? { name: row.name || "Bot", bot: true } : { name: row.name }));
-  const number = (name) => Number(form.elements[name].value);
-  const body = {
-    players,
-    rules: {
-      tile_set: form.elements.tile_set.value,
-      turn_seconds: number("turn_seconds"),
-      initial_meld_points: number("initial_meld_points"),
-      rounds: number("rounds"),
-    },
-  };
+  const body = { players, rules: chosenRules(form) };
   $("#create-button").disabled = true;
   try {
     const created = await api.createMatch(body);
@@ -187,15 +236,15 @@ function wireGame() {
   });
   game.addEventListener("click", onBoardClick);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && state.selected) {
-      state.selected = null;
-      render();
-    }
+    if (event.key === "Escape" && state.selected) unselect();
   });
   $("#play-button").addEventListener("click", () => act("play"));
   $("#draw-button").addEventListener("click", () => act("draw"));
   $("#pass-button").addEventListener("click", () => act("pass"));
   $("#reset-button").addEventListener("click", resetWork);
+  $("#hint-button").addEventListener("click", showHint);
+  $("#unselect-button").addEventListener("click", unselect);
+  $("#split-button").addEventListener("click", splitAtSelected);
   $("#sort-number").addEventListener("click", () => sortRack(byNumber));
   $("#sort-colour").addEventListener("click", () => sortRack(byColour));
   $("#next-game-button").addEventListener("click", () => act("next-game"));
@@ -260,6 +309,7 @@ function render() {
   state.pendingRender = false;
   const view = state.view;
   if (!view) return;
+  const focused = document.activeElement?.dataset?.focusKey || null;
   syncWork();
   renderHeader();
   renderPlayers();
@@ -268,7 +318,9 @@ function render() {
   renderRack();
   renderActions();
   renderMeld();
+  renderSelection();
   renderResult();
+  restoreFocus(focused);
   const turnKey = `${view.game_number}:${view.current_seat}:${view.turn_started}`;
   state.countdown.set(view.status === "playing" ? view.turn_deadline : null, turnKey);
 }
@@ -291,9 +343,14 @@ function syncWork() {
 
 function renderHeader() {
   const view = state.view;
+  // A round is one game per player (000): "1 round" with two players is "Game 1 of 2".
   const games = view.games_total > 1 ? `Game ${view.game_number} of ${view.games_total}` : `Game ${view.game_number}`;
+  const round = Math.ceil(view.game_number / view.players.length);
   $("#match-info").innerHTML = "";
-  const parts = [games, `Pool: ${view.pool_count} tiles`];
+  const parts = [games, `Round ${round} of ${view.rounds}`];
+  const target = view.rules.target_score;
+  if (target) parts.push(`to ${target} ${target === 1 ? "point" : "points"}`);
+  parts.push(`Pool: ${view.pool_count} ${view.pool_count === 1 ? "tile" : "tiles"}`);
   if (!state.token) parts.push("Watching");
   for (const text of parts) {
     const span = document.createElement("span");
@@ -382,8 +439,9 @@ function onTurnExpired() {
   const mine = isMyTurn();
   if (mine) {
     tone("alert");
+    const penalty = view.rules.failed_turn_penalty ?? 3;
     showNotice(state.work.changed()
-      ? "Time's up! Your draft changed the table: it goes back, and you draw 3 tiles."
+      ? `Time's up! Your draft changed the table: it goes back, and you draw ${penalty === 1 ? "a tile" : `${penalty} tiles`}.`
       : "Time's up! You draw a tile.", "alert");
   }
   // The referee settles the expired turn on the next request: ask until it has.
@@ -446,6 +504,7 @@ function renderTable() {
         split.dataset.setId = set.id;
         split.dataset.index = String(i);
         split.setAttribute("aria-label", `Split set ${index + 1} before ${describe(tile.code)}`);
+        split.dataset.focusKey = `split:${set.id}:${i}`;
         split.title = "Split here";
         el.append(split);
       }
@@ -454,13 +513,16 @@ function renderTable() {
         movable: mine,
         added: mine ? tile.origin === "rack" : tile.added,
       });
+      button.dataset.focusKey = mine ? `tile:${tile.id}` : `seen:${tile.key}`;
       if (mine && tile.id === state.selected) {
         button.classList.add("selected");
         button.setAttribute("aria-pressed", "true");
       }
       el.append(button);
     });
-    if (mine && state.selected) el.append(placeButton(`Put the selected tile at the end of set ${index + 1}`));
+    if (mine && state.selected) {
+      el.append(placeButton(`Put the selected tile at the end of set ${index + 1}`, `place:${set.id}`));
+    }
     const mark = marks.get(set.id);
     if (mark) {
       el.classList.add(mark.valid ? "valid" : "invalid");
@@ -478,6 +540,7 @@ function renderTable() {
     zone.type = "button";
     zone.className = "new-set";
     zone.setAttribute("aria-label", state.selected ? "Put the selected tile in a new set" : "New set: drop a tile here");
+    zone.dataset.focusKey = "new-set";
     zone.textContent = "+ New set";
     box.append(zone);
   }
@@ -490,8 +553,9 @@ function renderTable() {
 }
 
 // Shown while a tile is selected: where it can go, for keyboards (and tapping).
-function placeButton(label) {
+function placeButton(label, focusKey) {
   const button = document.createElement("button");
+  button.dataset.focusKey = focusKey;
   button.type = "button";
   button.className = "place";
   button.textContent = "+";
@@ -519,10 +583,14 @@ function renderRack() {
   }
   state.rackOrder = tiles.map((tile) => tile.code);
   const fresh = [...state.fresh];
+  const seen = new Map();
   for (const tile of tiles) {
     const at = fresh.indexOf(tile.code);
     if (at >= 0) fresh.splice(at, 1);
     const button = tileElement(tile.code, { id: tile.id, movable: mine, fresh: at >= 0 });
+    // By code, not id: focus stays on "your second R7" when the turn changes and ids are new.
+    seen.set(tile.code, (seen.get(tile.code) || 0) + 1);
+    button.dataset.focusKey = `rack:${tile.code}#${seen.get(tile.code)}`;
     if (mine && tile.id === state.selected) {
       button.classList.add("selected");
       button.setAttribute("aria-pressed", "true");
@@ -531,7 +599,7 @@ function renderRack() {
   }
   const picked = mine && state.selected ? state.work.find(state.selected) : null;
   if (picked && picked.where === "set" && picked.tile.origin === "rack") {
-    rack.append(placeButton("Put the selected tile back on your rack"));
+    rack.append(placeButton("Put the selected tile back on your rack", "place:rack"));
   }
   rack.classList.toggle("drop-ok", mine);
   $("#rack-title").textContent = `Your rack · ${tiles.length} tiles`;
@@ -546,6 +614,8 @@ function renderActions() {
   $("#draw-button").disabled = !mine || view.pool_count === 0;
   $("#pass-button").disabled = !mine || view.pool_count > 0;
   $("#reset-button").disabled = !changed;
+  $("#hint-button").hidden = !view.rules.hints;
+  $("#hint-button").disabled = !mine;
   $("#pass-button").hidden = view.pool_count > 0;
   $("#rack-area").classList.toggle("my-turn", mine);
 }
@@ -556,7 +626,7 @@ function renderActions() {
 function onBoardClick(event) {
   const split = event.target.closest(".split");
   if (split && isMyTurn()) {
-    if (state.work.split(split.dataset.setId, Number(split.dataset.index))) workChanged();
+    splitSet(split.dataset.setId, Number(split.dataset.index));
     return;
   }
   if (!isMyTurn()) return;
@@ -582,15 +652,62 @@ function onBoardClick(event) {
       return;
     }
     if (tile && tile.dataset.id === selected) {
-      state.selected = null;
-      render();
+      unselect();
       return;
     }
   }
   if (tile) {
     state.selected = tile.dataset.id;
+    state.focusKey = `tile:${tile.dataset.id}`;
     render();
   }
+}
+
+function unselect() {
+  if (state.selected) state.focusKey = `tile:${state.selected}`;
+  state.selected = null;
+  render();
+}
+
+// Split the set before its tile at `index`; focus stays on that tile, now the new set's first.
+function splitSet(setId, index) {
+  const set = state.work.sets.find((s) => s.id === setId);
+  const tile = set?.tiles[index];
+  if (!tile || !state.work.split(setId, index)) return;
+  state.selected = null;
+  state.focusKey = `tile:${tile.id}`;
+  workChanged();
+}
+
+function splitAtSelected() {
+  const found = state.selected ? state.work.find(state.selected) : null;
+  if (found && found.where === "set") splitSet(found.set.id, found.index);
+}
+
+// The selected tile and what can be done with it (tap or Enter on a place to move it there).
+function renderSelection() {
+  const bar = $("#selection");
+  const found = isMyTurn() && state.selected ? state.work.find(state.selected) : null;
+  if (!found) {
+    bar.hidden = true;
+    return;
+  }
+  bar.hidden = false;
+  const where = found.where === "rack" ? "from your rack" : "from the table";
+  $("#selection-text").textContent = `${describe(found.tile.code)} ${where}: choose where it goes.`;
+  const split = $("#split-button");
+  split.hidden = !(found.where === "set" && found.index > 0);
+  split.setAttribute("aria-label", `Split the set before the selected ${describe(found.tile.code)}`);
+}
+
+function restoreFocus(previous) {
+  const key = state.focusKey || (document.activeElement === document.body ? previous : null);
+  state.focusKey = null;
+  if (!key) return;
+  const target = [...document.querySelectorAll("[data-focus-key]")].find(
+    (el) => el.dataset.focusKey === key || (el.dataset.id && `tile:${el.dataset.id}` === key),
+  );
+  if (target && !target.disabled) target.focus({ preventScroll: state.lastInput !== "keyboard" });
 }
 
 function moveTile(tileId, target) {
@@ -600,6 +717,7 @@ function moveTile(tileId, target) {
     render();
     return;
   }
+  state.focusKey = `tile:${tileId}`;
   if (state.work.move(tileId, target)) workChanged();
   else render();
 }
@@ -616,6 +734,35 @@ function resetWork() {
   state.work.reset(view.table, view.rack, { rackOrder: state.rackOrder });
   state.selected = null;
   workChanged();
+  $("#rack .tile")?.focus({ preventScroll: true });
+}
+
+// The solver's best play (GET /hint), laid out as your draft: Play takes it, Undo all undoes it.
+async function showHint() {
+  if (!isMyTurn()) return;
+  const button = $("#hint-button");
+  button.disabled = true;
+  try {
+    const hint = await api.hint(state.matchId, state.token);
+    if (!isMyTurn()) return;
+    if (hint.status !== "play_found") {
+      showNotice(hint.status === "no_play"
+        ? `The solver finds no play for your rack: ${state.view.pool_count ? "draw a tile" : "pass"}.`
+        : "The solver ran out of time without finding a play.");
+      return;
+    }
+    const view = state.view;
+    state.work.reset(view.table, view.rack, { draft: hint.table, rackOrder: state.rackOrder });
+    state.selected = null;
+    workChanged();
+    const placed = hint.placed.map(describe).join(", ");
+    showNotice(`Hint laid out: ${placed} (${hint.points} points). Play takes it; Undo all puts the tiles back.`);
+    $("#play-button").focus({ preventScroll: true });
+  } catch (error) {
+    showProblem($("#problem"), error);
+  } finally {
+    button.disabled = !isMyTurn();
+  }
 }
 
 function sortRack(compare) {
