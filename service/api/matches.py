@@ -10,7 +10,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 from service import game
 from service.api import auth
 from service.api.errors import BadRequest
-from service.api.parsing import load_body
+from service.api.parsing import field_errors, load_body
 from service.api.schemas import (
     create_match_schema,
     table_body_schema,
@@ -201,6 +201,6 @@ def _query(schema: Schema) -> dict[str, Any]:
                 f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
             ),
             kind="invalid-query",
-            errors=error.messages,
+            errors=field_errors(error.messages),
         ) from None
     return loaded
