@@ -21,11 +21,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, current_app, json, request
+from flask import Flask, Response, current_app, request
 from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
+from service.jsoncodec import dumps
 from service.observability import record_refusal
 from service.referee import (
     BadToken,
@@ -118,7 +119,7 @@ def problem_response(
     """Return a problem+json response."""
     body = {"type": TYPE_PREFIX + kind, "title": title, "status": status, "detail": detail}
     body.update(extra or {})
-    response = Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    response = Response(dumps(body) + b"\n", status=status, mimetype=PROBLEM_JSON)
     response.headers.update(headers or {})
     return response
 
