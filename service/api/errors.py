@@ -25,6 +25,7 @@ from flask import Flask, Response, current_app, request
 from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
+from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
 from service.observability import record_refusal
@@ -119,8 +120,10 @@ def problem_response(
     """Return a problem+json response."""
     body = {"type": TYPE_PREFIX + kind, "title": title, "status": status, "detail": detail}
     body.update(extra or {})
+    body, language = localized(body)
     response = Response(dumps(body) + b"\n", status=status, mimetype=PROBLEM_JSON)
     response.headers.update(headers or {})
+    response.headers.update({"Content-Language": language, "Vary": "Accept-Language"})
     return response
 
 
@@ -181,6 +184,7 @@ def _from_illegal(error: IllegalTurn) -> Response:
             "message": v.message,
             "set_index": v.set_index,
             "tiles": list(v.tiles),
+            "params": v.params,
         }
         for v in error.violations
     ]

@@ -48,6 +48,8 @@ class SetInfo:
     ``jokers`` names what each joker stands for, in order: a tile code in a run
     (``"R12"``), the possible codes joined by ``|`` in a group (``"K5|O5"``).
     ``points`` counts each joker as the number it stands for; 0 when invalid.
+    ``reason_params`` are the tiles and numbers ``reason`` names, by name, for a client
+    that words the reason itself (``{"tile": "R3", "previous": "R5"}``).
     """
 
     tiles: tuple[Tile, ...]
@@ -59,6 +61,7 @@ class SetInfo:
     number: int | None = None
     colour: Colour | None = None
     start: int | None = None
+    reason_params: tuple[tuple[str, str | int], ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -143,6 +146,7 @@ def _as_group(tiles: tuple[Tile, ...]) -> SetInfo:
                 tiles,
                 SetFault.GROUP_REPEATS_COLOUR,
                 f"a group cannot hold two {code} tiles: its colours must all differ",
+                tile=code,
             )
     if len(tiles) > MAX_GROUP_SIZE:
         return _invalid(tiles, SetFault.GROUP_TOO_LARGE, "a group holds at most 4 tiles")
@@ -162,13 +166,17 @@ def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
     end = start + len(tiles) - 1
     if start < MIN_NUMBER:
         return _invalid(
-            tiles, SetFault.JOKER_OUT_OF_RANGE, f"a joker cannot stand for {start}: 1 is the lowest"
+            tiles,
+            SetFault.JOKER_OUT_OF_RANGE,
+            f"a joker cannot stand for {start}: 1 is the lowest",
+            number=start,
         )
     if end > MAX_NUMBER:
         return _invalid(
             tiles,
             SetFault.JOKER_OUT_OF_RANGE,
             f"a joker cannot stand for {end}: nothing follows 13",
+            number=end,
         )
     stands = [Tile(colour, start + i) for i in range(len(tiles))]
     jokers = tuple(stands[i].code for i, tile in enumerate(tiles) if tile.is_joker)
@@ -185,6 +193,8 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
             tiles,
             SetFault.RUN_WRAPS_AROUND,
             f"{tile.code} cannot follow {previous.code}: 1 is always the lowest number",
+            tile=tile.code,
+            previous=previous.code,
         )
     if tile.number <= previous.number:
         reason = f"{tile.code} cannot follow {previous.code}: a run is listed in ascending order"
@@ -192,8 +202,12 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
         reason = (
             f"{tile.code} cannot follow {previous.code} here: the numbers of a run are consecutive"
         )
-    return _invalid(tiles, SetFault.RUN_NOT_CONSECUTIVE, reason)
+    return _invalid(
+        tiles, SetFault.RUN_NOT_CONSECUTIVE, reason, tile=tile.code, previous=previous.code
+    )
 
 
-def _invalid(tiles: tuple[Tile, ...], fault: SetFault, reason: str) -> SetInfo:
-    return SetInfo(tiles, None, fault, reason)
+def _invalid(
+    tiles: tuple[Tile, ...], fault: SetFault, reason: str, **params: str | int
+) -> SetInfo:
+    return SetInfo(tiles, None, fault, reason, reason_params=tuple(params.items()))

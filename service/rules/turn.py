@@ -41,13 +41,27 @@ class Violation:
 
     ``set_index`` counts from 0 in the table the player sent (or, for
     ``table_changed_before_initial_meld`` and ``joker_locked_set_broken``, in the
-    table before the turn); the sentence counts from 1.
+    table before the turn); the sentence counts from 1. :attr:`params` holds, by name,
+    every tile and number the sentence names (``set_index``, ``tiles``, ``points``,
+    ``threshold``...), so a client can word the rule in its own language.
     """
 
     fault: SetFault | TurnFault
     message: str
     set_index: int | None = None
     tiles: tuple[str, ...] = ()
+    extra: tuple[tuple[str, str | int | bool], ...] = ()
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The tiles and numbers the message names, by name."""
+        named: dict[str, object] = {}
+        if self.set_index is not None:
+            named["set_index"] = self.set_index
+        if self.tiles:
+            named["tiles"] = list(self.tiles)
+        named.update(self.extra)
+        return named
 
     @property
     def code(self) -> str:
@@ -109,6 +123,7 @@ def _set_violation(index: int, info: SetInfo) -> Violation:
         f"{_label(index, info.tiles)}: {info.reason}",
         index,
         tuple(tile.code for tile in info.tiles),
+        info.reason_params,
     )
 
 
@@ -196,6 +211,11 @@ def _initial_meld(
                 f"your initial meld is worth {value} points"
                 + (" (invalid sets count nothing)" if invalid else "")
                 + f"; it must be worth at least {rules.initial_meld_points}",
+                extra=(
+                    ("points", value),
+                    ("threshold", rules.initial_meld_points),
+                    ("invalid_sets", invalid),
+                ),
             )
         )
     return violations

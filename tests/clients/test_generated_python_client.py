@@ -133,6 +133,15 @@ def test_the_generated_client_plays_a_whole_game_against_a_bot(
     codes = [violation.code for violation in refused.parsed.violations]
     assert codes == ["not_a_run_or_group", "initial_meld_below_threshold"], codes
     assert all(isinstance(v, m.Violation) and v.message for v in refused.parsed.violations)
+    below = refused.parsed.violations[1]
+    assert (below.params.points, below.params.threshold, below.params.invalid_sets) == (0, 30, True)
+    spanish = api.play.sync_detailed(
+        match_id,
+        client=ann.with_headers({"Accept-Language": "es"}),
+        body=m.TableBody(table=[["R10", "B10", "O3"]]),
+    )
+    assert spanish.headers["content-language"] == "es"
+    assert spanish.parsed.violations[1].message.startswith("tu bajada inicial vale 0 puntos")
 
     # A draft, then the initial meld guarded by the version and an idempotency key; the bot
     # cannot meld 30 with K1 K2 K3, so it draws at once and the turn comes back to Ann.

@@ -20,6 +20,8 @@ from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from openapi_core.templating.paths.exceptions import OperationNotFound, PathNotFound
 
+from service import i18n
+
 SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 
@@ -73,11 +75,23 @@ def validate_events(body: Any) -> None:
         validate_event(event)
 
 
+def validate_problem_language(body: dict[str, Any], content_language: str | None) -> None:
+    """A problem says its language, and an English one has every message translated."""
+    assert content_language in i18n.LANGUAGES, content_language
+    if content_language == i18n.DEFAULT:
+        for language in i18n.LANGUAGES[1:]:
+            missing = i18n.untranslated(body, language)
+            assert not missing, f"no {language} translation in service/i18n for {missing}"
+
+
 def validate(response: Any) -> None:
     """Raise when ``response`` (a Werkzeug test response) breaks the contract.
 
-    An answer to a path or method the contract does not list must be a problem.
+    An answer to a path or method the contract does not list must be a problem. Every
+    problem says its language, and each English message has its translations.
     """
+    if response.mimetype == "application/problem+json":
+        validate_problem_language(response.get_json(), response.headers.get("Content-Language"))
     request = WerkzeugOpenAPIRequest(response.request)
     try:
         openapi().validate_response(request, WerkzeugOpenAPIResponse(response))
