@@ -148,8 +148,10 @@ def localize(body: dict[str, Any], language: str) -> dict[str, Any]:
 def _refused_play(violations: list[dict[str, Any]], language: str) -> str | None:
     """The detail of a refused play: its rules counted, then each message."""
     count = len(violations)
-    template = "the play breaks {count} rule: {reasons}" if count == 1 else (
-        "the play breaks {count} rules: {reasons}"
+    template = (
+        "the play breaks {count} rule: {reasons}"
+        if count == 1
+        else ("the play breaks {count} rules: {reasons}")
     )
     translated = catalogue(language).get(template)
     if translated is None:
