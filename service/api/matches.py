@@ -19,6 +19,7 @@ from service.api.schemas import (
 from service.game import Match
 from service.game.state import sorted_rack
 from service.referee import Action, Moved, Referee
+from service.rules import codes_of, name_readings
 from service.threads import long_wait
 
 __all__ = ["blueprint"]
@@ -140,7 +141,7 @@ def hint(match_id: str) -> Response:
     answer = {
         "status": solution.status.value,
         "version": match.version,
-        "table": [[t.code for t in s] for s in solution.table] if solution.found else None,
+        "table": ([codes_of(name_readings(s)) for s in solution.table] if solution.found else None),
         "placed": [tile.code for tile in sorted_rack(solution.placed.elements())],
         "tile_count": solution.tile_count,
         "points": solution.points,

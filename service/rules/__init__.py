@@ -16,7 +16,15 @@ from service.rules.options import (
     StalemateScoring,
 )
 from service.rules.scoring import Outcome, Reason, rack_total, score_stalemate, score_went_out
-from service.rules.sets import SetFault, SetInfo, SetKind, classify, is_valid_set, set_points
+from service.rules.sets import (
+    SetFault,
+    SetInfo,
+    SetKind,
+    classify,
+    is_valid_set,
+    name_readings,
+    set_points,
+)
 from service.rules.tiles import (
     COLOURS,
     JOKER,
@@ -57,6 +65,7 @@ __all__ = [
     "initial_meld_value",
     "is_valid_set",
     "meets_initial_meld",
+    "name_readings",
     "parse_tiles",
     "rack_total",
     "score_stalemate",

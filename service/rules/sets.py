@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Colour, Tile
 
-__all__ = ["SetFault", "SetInfo", "SetKind", "classify", "is_valid_set", "set_points"]
+__all__ = [
+    "SetFault",
+    "SetInfo",
+    "SetKind",
+    "classify",
+    "is_valid_set",
+    "name_readings",
+    "set_points",
+]
 
 MIN_SET_SIZE = 3
 MAX_GROUP_SIZE = len(COLOURS)
@@ -84,8 +92,11 @@ class SetInfo:
 def classify(tiles: Sequence[Tile]) -> SetInfo:
     """Read ``tiles`` (in display order) as a run or a group; never raises.
 
-    Returns a :class:`SetInfo` whose ``fault`` and ``reason`` say what is wrong
-    when the set is invalid.
+    A joker that names its reading (``J=R1``) is read as that tile: ``J=R1 J=R2 R3`` is a
+    run, where ``J J R3`` is read the way worth more (a group of 3s). A joker with no
+    reading stands for what the set needs. Returns a :class:`SetInfo` whose ``fault`` and
+    ``reason`` say what is wrong when the set is invalid (a reading the set cannot have
+    included).
     """
     tiles = tuple(tiles)
     numbered = [tile for tile in tiles if not tile.is_joker]
@@ -93,6 +104,8 @@ def classify(tiles: Sequence[Tile]) -> SetInfo:
         return _invalid(tiles, SetFault.TOO_FEW_TILES, "a set needs at least 3 tiles")
     if not numbered:
         return _invalid(tiles, SetFault.JOKERS_ONLY, "a set of jokers only has no defined value")
+    if any(tile.reading is not None for tile in tiles):
+        return _with_readings(tiles)
     same_number = len({tile.number for tile in numbered}) == 1
     same_colour = len({tile.colour for tile in numbered}) == 1
     if len(numbered) == 1:
@@ -106,6 +119,41 @@ def classify(tiles: Sequence[Tile]) -> SetInfo:
         SetFault.MIXED,
         "a set must be a run (one colour, consecutive numbers) or a group "
         "(one number, different colours)",
+    )
+
+
+def _with_readings(tiles: tuple[Tile, ...]) -> SetInfo:
+    """Read ``tiles`` with each named joker taken as the tile it names."""
+    read = classify(tuple(tile.reading or tile for tile in tiles))
+    if not read.valid:
+        return replace(read, tiles=tiles)
+    if read.kind is SetKind.RUN:
+        assert read.colour is not None and read.start is not None
+        jokers = tuple(
+            Tile(read.colour, read.start + i).code for i, tile in enumerate(tiles) if tile.is_joker
+        )
+        return replace(read, tiles=tiles, jokers=jokers)
+    assert read.number is not None
+    real = {tile.colour for tile in tiles if not tile.is_joker and tile.colour is not None}
+    named = {tile.reading.colour for tile in tiles if tile.reading is not None}
+    free = "|".join(Tile(c, read.number).code for c in COLOURS if c not in real | named)
+    jokers = tuple(
+        tile.reading.code if tile.reading is not None else free for tile in tiles if tile.is_joker
+    )
+    return replace(read, tiles=tiles, jokers=jokers)
+
+
+def name_readings(tiles: Sequence[Tile]) -> tuple[Tile, ...]:
+    """``tiles`` with each joker of a valid run named by the tile it stands for (``J=R12``).
+
+    A group's jokers, an invalid set's and jokers already named are left as they are.
+    """
+    info = classify(tiles)
+    if info.kind is not SetKind.RUN:
+        return tuple(tiles)
+    return tuple(
+        Tile(None, None, reading) if tile.is_joker and tile.reading is None else tile
+        for tile, reading in zip(tiles, info.stands_for, strict=True)
     )
 
 
@@ -207,7 +255,5 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
     )
 
 
-def _invalid(
-    tiles: tuple[Tile, ...], fault: SetFault, reason: str, **params: str | int
-) -> SetInfo:
+def _invalid(tiles: tuple[Tile, ...], fault: SetFault, reason: str, **params: str | int) -> SetInfo:
     return SetInfo(tiles, None, fault, reason, reason_params=tuple(params.items()))

@@ -87,8 +87,11 @@ def tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
 
 
 def set_key(tiles: Sequence[Tile]) -> tuple[str, ...]:
-    """Return what identifies a set regardless of how a group's tiles are ordered."""
-    codes = tuple(tile.code for tile in tiles)
+    """Return what identifies a set regardless of how a group's tiles are ordered.
+
+    A joker's named reading (``J=R1``) is left out: naming it does not change the set.
+    """
+    codes = tuple(tile.plain.code for tile in tiles)
     return tuple(sorted(codes)) if classify(tiles).kind is SetKind.GROUP else codes
 
 
@@ -128,7 +131,7 @@ def _set_violation(index: int, info: SetInfo) -> Violation:
 
 
 def _listed(tiles: Counter[Tile]) -> tuple[str, ...]:
-    return tuple(tile.code for tile in sorted(tiles.elements(), key=_order))
+    return tuple(tile.plain.code for tile in sorted(tiles.elements(), key=_order))
 
 
 def _order(tile: Tile) -> tuple[str, int]:
