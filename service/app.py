@@ -11,10 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service import observability, web
 from service.api import errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
-from service.config import Settings
-from service.referee import Referee
-from service.store.connection import connect, connect_blocking
-from service.store.matches import MatchStore
+from service.bootstrap import bootstrap
 
 __all__ = ["create_app"]
 
@@ -24,7 +21,8 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
 
     ``overrides`` holds :class:`Settings` field names (``redis_url``, ``test_mode``...).
     """
-    settings = Settings.from_env().with_overrides(overrides)
+    services = bootstrap(overrides)
+    settings = services.settings
     app = Flask(__name__)
     if settings.trusted_proxies:
         n = settings.trusted_proxies
@@ -35,13 +33,8 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.json = OrjsonProvider(app)
-    app.extensions["redis"] = redis = connect(settings)
-    store = MatchStore(redis, blocking=connect_blocking(settings))
-    app.extensions["referee"] = Referee(
-        store,
-        finished_ttl=settings.finished_match_ttl,
-        on_events=observability.record_events,
-    )
+    app.extensions["store"] = services.store
+    app.extensions["referee"] = services.referee
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
     observability.init_app(app)
     errors.init_app(app)

@@ -27,6 +27,8 @@ class Settings:
     redis_max_connections: int = 32
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
+    redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
+    redis_wait_timeout_ms: int = 500  # how long a commit waits for them (then 503)
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
     stream_keepalive_seconds: float = 15.0  # an event stream's comment line when idle
     stream_max_seconds: float = 600.0  # an event stream's longest life
@@ -46,6 +48,8 @@ class Settings:
         "redis_max_connections": "REDIS_MAX_CONNECTIONS",
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
         "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
+        "redis_wait_replicas": "REDIS_WAIT_REPLICAS",
+        "redis_wait_timeout_ms": "REDIS_WAIT_TIMEOUT_MS",
         "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",
         "stream_keepalive_seconds": "STREAM_KEEPALIVE_SECONDS",
         "stream_max_seconds": "STREAM_MAX_SECONDS",

@@ -30,9 +30,16 @@ from prometheus_client import (
 )
 from pythonjsonlogger.json import JsonFormatter
 
-from service.game import Event
+from service.game import Event, EventType
 
-__all__ = ["blueprint", "init_app", "record_events", "record_refusal", "STREAMS_OPEN"]
+__all__ = [
+    "STREAMS_OPEN",
+    "blueprint",
+    "configure_logging",
+    "init_app",
+    "record_events",
+    "record_refusal",
+]
 
 REQUEST_SECONDS = Histogram(
     "referee_request_duration_seconds",
@@ -46,7 +53,15 @@ TIMEOUTS = Counter("referee_turn_timeouts_total", "Turns that ran out of time.",
 GAMES = Counter("referee_games_ended_total", "Games ended, by how.", ["ending"])
 STREAMS_OPEN = Gauge("referee_open_streams", "Event streams open now.", multiprocess_mode="livesum")
 
-_MOVE_EVENTS = {"played", "drew", "passed", "draft_updated", "game_started"}
+_MOVE_EVENTS = frozenset(
+    {
+        EventType.PLAYED,
+        EventType.DREW,
+        EventType.PASSED,
+        EventType.DRAFT_UPDATED,
+        EventType.GAME_STARTED,
+    }
+)
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
 blueprint = Blueprint("metrics", __name__)
@@ -70,9 +85,9 @@ def record_events(events: Iterable[Event]) -> None:
     for event in events:
         if event.type in _MOVE_EVENTS:
             MOVES.labels(event.type).inc()
-        elif event.type == "turn_timed_out":
+        elif event.type is EventType.TURN_TIMED_OUT:
             TIMEOUTS.labels(str(bool(event.data.get("reverted"))).lower()).inc()
-        elif event.type == "game_over":
+        elif event.type is EventType.GAME_OVER:
             GAMES.labels(str(event.data.get("ending", "unknown"))).inc()
 
 
@@ -88,7 +103,8 @@ class _RequestIdFilter(logging.Filter):
         return True
 
 
-def _configure_logging() -> None:
+def configure_logging() -> None:
+    """One JSON object a line on stderr for the "service" loggers (once per process)."""
     logger = logging.getLogger("service")
     if any(getattr(h, "_referee", False) for h in logger.handlers):
         return
@@ -130,7 +146,7 @@ def _finish(response: Response) -> Response:
 
 def init_app(app: Flask) -> None:
     """Register the request id, the access log, the metrics route and the JSON log format."""
-    _configure_logging()
+    configure_logging()
     app.before_request(_start)
     app.after_request(_finish)
     app.register_blueprint(blueprint)

@@ -1,88 +1,134 @@
-"""The service layer: each use case reads "load, act, commit".
+"""The service layer: one method per use case, each reading "load, act, commit".
 
-A :class:`Referee` loads a match from the store, settles what time (and bots) owe
-it, applies one transition from :mod:`service.game`, and commits the new state with
-its events in one version-checked step. A commit that loses a race is retried on
-the fresh state (a bounded number of times), so no update is ever lost and a move
-that has become illegal meanwhile is refused instead of applied twice.
+A :class:`Referee` loads a match from the :class:`~service.store.MatchStore`, settles what time
+(and bots) owe it, applies one transition from :mod:`service.game`, and commits the new state
+with its events in one version-checked step. A commit that loses a race is computed again on
+the fresh state (a bounded number of times), so no update is lost and a move that has become
+illegal meanwhile is refused instead of applied twice.
 
-Seat tokens are ``<match id>.<secret>``; only their SHA-256 is stored, and they are
-compared in constant time.
+A move is first computed on the worker's cached copy of the match: when that copy is still
+current the commit is the only round trip to Redis; when it is not, the commit's answer
+carries the fresh state and the move is computed again. A refusal is only given on a state
+read fresh from Redis.
+
+Seat tokens are ``<match id>.<secret>``; only their SHA-256 is stored, and they are compared
+in constant time.
+
+Exception tree (beside :class:`service.game.GameError` and
+:class:`service.rules.IllegalTurn`, the game's own refusals)::
+
+    RefereeError
+    ├── MatchNotFound          match-not-found      no such match (or it expired)
+    ├── BadToken               unauthorized         the seat token is missing or unknown
+    ├── TokenForAnotherMatch   forbidden            a token of another match
+    ├── StaleVersion           stale-version        If-Match names an old version
+    ├── IdempotencyMismatch    idempotency-key-reused   a key reused for another request
+    ├── HintsOff               hints-off            the match has hints turned off
+    └── Busy                   busy                 the match kept changing; nothing applied
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import random
 import secrets
 import threading
 import time
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from service import game
-from service.game import Match, PlayerSpec, Setup, Status, Transition
-from service.rules import Rules, Tile
+from service.game import EventType, Match, PlayerSpec, Setup, Status, Transition
+from service.rules import IllegalTurn, Rules, Tile
 from service.rules.solver import Solution, solve
-from service.store.matches import MatchStore, VersionConflict
-from service.threads import long_wait
+from service.store import Change, Loaded, MatchStore, Receipt, Stale, StoredEvent
 
 __all__ = [
     "Action",
     "BadToken",
     "Busy",
-    "HintsOff",
     "Created",
+    "HintsOff",
+    "Idempotency",
     "IdempotencyMismatch",
     "MatchNotFound",
     "Moved",
     "Referee",
     "RefereeError",
+    "Runner",
     "StaleVersion",
     "TokenForAnotherMatch",
 ]
 
 MAX_ATTEMPTS = 12
 Action = Callable[[Match, int, float], Transition]
+Runner = Callable[[Callable[[], Any]], Any]
+"""Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
+e.g. off its request threads, since a search may take its whole budget."""
+
+
+def run_inline(work: Callable[[], Any]) -> Any:
+    """The plain :data:`Runner`: run the search here and now."""
+    return work()
 
 
 class RefereeError(Exception):
-    """Base of the service layer's refusals (the game's own are ``game.GameError``)."""
+    """Base of the service layer's refusals; ``kind`` is the stable code of each."""
+
+    kind: ClassVar[str] = "referee-error"
 
 
 class MatchNotFound(RefereeError, LookupError):
     """No match with that id (or it has expired)."""
 
+    kind = "match-not-found"
+
 
 class BadToken(RefereeError, PermissionError):
     """The seat token is missing or unknown."""
+
+    kind = "unauthorized"
 
 
 class TokenForAnotherMatch(RefereeError, PermissionError):
     """The token is valid, but for another match."""
 
+    kind = "forbidden"
+
 
 class StaleVersion(RefereeError):
     """``If-Match`` names a version that is not the current one."""
 
+    kind = "stale-version"
+
     def __init__(self, current: int) -> None:
-        super().__init__(f"the match is at version {current}")
+        super().__init__(
+            f"If-Match names an old version; the match is at version {current}: "
+            "reload it and decide again"
+        )
         self.current = current
 
 
 class IdempotencyMismatch(RefereeError, ValueError):
     """An ``Idempotency-Key`` reused for a different request."""
 
+    kind = "idempotency-key-reused"
+
 
 class HintsOff(RefereeError):
     """The match was created with hints turned off."""
 
+    kind = "hints-off"
+
 
 class Busy(RefereeError):
     """The match kept changing under us; nothing was applied (retry)."""
+
+    kind = "busy"
 
 
 @dataclass(frozen=True)
@@ -96,13 +142,13 @@ class Created:
 
 @dataclass(frozen=True)
 class Moved:
-    """The answer to a move: the match after it, the caller's drawn tiles, or a replay."""
+    """The answer to a move: the version it made, the match as the mover sees it, the tile
+    codes the mover drew; ``replayed`` when it is the kept first answer to its key."""
 
-    match: Match
-    now: float
-    seat: int
-    drawn: tuple[Tile, ...] = ()
-    replay: dict[str, Any] | None = None
+    version: int
+    view: dict[str, Any]
+    drawn: tuple[str, ...] = ()
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,65 +159,39 @@ class Idempotency:
     fingerprint: str
 
 
-class DecodedCache:
-    """The last decoded state of recent matches, per worker: a version never changes, so a
-    match whose stored version is the cached one need not be sent or decoded again."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict[str, tuple[Match, list[str]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, match_id: str) -> tuple[Match, list[str]] | None:
-        """The cached match and token hashes, or ``None``."""
-        with self._lock:
-            entry = self._entries.get(match_id)
-            if entry is not None:
-                self._entries.move_to_end(match_id)
-            return entry
-
-    def put(self, match_id: str, entry: tuple[Match, list[str]]) -> None:
-        """Remember ``entry`` unless a newer version of the match is already cached."""
-        with self._lock:
-            held = self._entries.get(match_id)
-            if held is None or held[0].version <= entry[0].version:
-                self._entries[match_id] = entry
-                self._entries.move_to_end(match_id)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-
-
 @dataclass(frozen=True, slots=True)
 class SteppingAside(game.Autoplay):
-    """Bot turns and stalemate proofs whose searches free their request's run slot.
+    """Bot turns and stalemate proofs, each run through ``run`` (see :data:`Runner`)."""
 
-    A search usually takes a few milliseconds but may take its whole budget (seconds): the
-    requests queued behind it in the worker start meanwhile (see :mod:`service.threads`).
-    """
+    run: Runner = run_inline
 
     def best_play(
         self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
     ) -> Solution:
-        with long_wait():
-            return game.Autoplay.best_play(self, table, rack, melded, rules)
+        solution: Solution = self.run(
+            lambda: game.Autoplay.best_play(self, table, rack, melded, rules)
+        )
+        return solution
 
     def can_play(
         self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
     ) -> bool | None:
-        with long_wait():
-            return game.Autoplay.can_play(self, table, rack, melded, rules)
+        found: bool | None = self.run(
+            lambda: game.Autoplay.can_play(self, table, rack, melded, rules)
+        )
+        return found
 
 
 @dataclass
 class Referee:
-    """Use cases over a :class:`MatchStore`; ``advance`` settles deadlines and bot turns."""
+    """The use cases over a :class:`MatchStore` (see the module)."""
 
     store: MatchStore
-    finished_ttl: int = 7 * 24 * 3600
     autoplay: game.Autoplay = field(default_factory=SteppingAside)
     hint_budget: float = 3.0
     on_events: Callable[[tuple[game.Event, ...]], None] | None = None
-    _decoded: DecodedCache = field(default_factory=lambda: DecodedCache(2048), repr=False)
+    run_search: Runner = run_inline
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     # -- creating -----------------------------------------------------------------
 
@@ -185,7 +205,7 @@ class Referee:
     ) -> Created:
         """Create, deal and store a match; raise ``game.InvalidMatch`` for bad players/rules."""
         match_id = secrets.token_urlsafe(12)
-        now = self.store.now()
+        now = self.store.now(match_id)
         if setup is not None:
             created = game.from_setup(
                 match_id, players, rules=rules, setup=setup, now=now, seed=seed
@@ -195,223 +215,326 @@ class Referee:
                 match_id, players, rules=rules, rng=self._rng(seed, 1), now=now, seed=seed
             )
         tokens = tuple(f"{match_id}.{secrets.token_urlsafe(24)}" for _ in players)
-        transition = created.then(lambda match: self.advance(match, now, True))
-        self._commit(transition, None, [_digest(token) for token in tokens], None)
+        transition = created.then(lambda match: self._advance(match, now, True))
+        seats = tuple(_digest(token) for token in tokens)
+        self._commit(Change(None, transition.match, seats, transition.events, now))
         return Created(transition.match, tokens, now)
 
     # -- reading ------------------------------------------------------------------
 
     def view(self, match_id: str, token: str | None) -> tuple[Match, int | None, float]:
-        """Return the settled match, the seat ``token`` names (or ``None``) and the clock."""
-        match, hashes, now = self._settled(match_id)
-        seat = None if token is None else self._seat(match_id, hashes, token)
-        return match, seat, now
+        """The settled match, the seat ``token`` names (``None`` without one) and the clock."""
+        loaded = self._settled(match_id)
+        seat = None if token is None else self._seat(match_id, loaded.seats, token)
+        return loaded.match, seat, loaded.now
 
-    def advance(self, match: Match, now: float, moved: bool) -> Transition:
-        """Settle deadlines, play bot turns, end a proven stalemate (see game.advance)."""
-        return game.advance(match, now=now, moved=moved, autoplay=self.autoplay)
+    def wait(self, match_id: str, version: int, *, timeout: float) -> None:
+        """Block until the match is past ``version``, ``timeout`` seconds pass, or the
+        referee is stopping."""
+        self.store.wait(match_id, version, timeout=timeout, stop=self.stopping)
 
-    def can_play(
-        self, table: game.Table, rack: Counter[Tile], melded: bool, rules: Rules
-    ) -> bool | None:
-        """Whether a legal play exists, for refusing a pass (None: the solver gave up)."""
-        return self.autoplay.can_play(table, rack, melded, rules)
+    def events(self, match_id: str, *, after: int, limit: int) -> list[dict[str, Any]]:
+        """The public events after version ``after``; raise MatchNotFound."""
+        if not self.store.exists(match_id):
+            raise MatchNotFound(match_id)
+        return self.store.events(match_id, after=after, limit=limit)
 
-    def hint(self, match_id: str, token: str | None) -> tuple[Match, int, Solution]:
+    def follow(
+        self, match_id: str, *, after: int, wake: float
+    ) -> Iterator[list[StoredEvent]] | None:
+        """The match's events after ``after`` as they come (see ``MatchStore.follow``);
+        ``None`` when the match is finished and ``after`` is its last event. Raise
+        MatchNotFound."""
+        if not self.store.exists(match_id):
+            raise MatchNotFound(match_id)
+        last = self.store.last_event(match_id)
+        if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
+            return None
+        return self.store.follow(match_id, after=after, wake=wake)
+
+    def hint(self, match_id: str, token: str | None) -> tuple[Match, Solution]:
         """The best play for the seat ``token`` opens; raise HintsOff when hints are off."""
-        match, hashes, _ = self._settled(match_id)
-        seat = self._seat(match_id, hashes, token)
+        loaded = self._settled(match_id)
+        seat = self._seat(match_id, loaded.seats, token)
+        match = loaded.match
         if not match.rules.hints:
             raise HintsOff("this match was created with hints turned off")
         if match.status is not Status.PLAYING:
             raise game.WrongPhase("there is no game being played to give a hint for")
         player = match.players[seat]
-        with long_wait():  # a search may take its whole budget: free the run slot
-            solution = solve(
+        solution: Solution = self.run_search(
+            lambda: solve(
                 match.table,
                 Counter(player.rack),
                 melded=player.melded,
                 rules=match.rules,
                 time_budget=self.hint_budget,
             )
-        return match, seat, solution
+        )
+        return match, solution
 
-    def wait(self, match_id: str, version: int, *, timeout: float) -> None:
-        """Block until the match is past ``version`` or ``timeout`` seconds have passed."""
-        self.store.wait_after(match_id, version, timeout=timeout)
+    # -- the moves ----------------------------------------------------------------
 
-    def events(self, match_id: str, *, after: int, limit: int) -> list[dict[str, Any]]:
-        """Return the public events after version ``after``; raise MatchNotFound."""
-        if not self.store.exists(match_id):
-            raise MatchNotFound(match_id)
-        return self.store.events(match_id, after=after, limit=limit)
+    def play(
+        self,
+        match_id: str,
+        token: str | None,
+        table: game.Table,
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Moved:
+        """Play the whole new ``table`` for the seat ``token`` opens."""
+        return self._act(
+            match_id,
+            token,
+            lambda match, seat, now: game.play(match, seat, table, now=now),
+            if_match=if_match,
+            idempotency=idempotency,
+        )
 
-    # -- acting -------------------------------------------------------------------
+    def draw(
+        self,
+        match_id: str,
+        token: str | None,
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Moved:
+        """Draw a tile; the turn ends."""
+        return self._act(
+            match_id,
+            token,
+            lambda match, seat, now: game.draw(match, seat, now=now),
+            if_match=if_match,
+            idempotency=idempotency,
+        )
 
-    def act(
+    def pass_turn(
+        self,
+        match_id: str,
+        token: str | None,
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Moved:
+        """Pass (the pool is empty and no legal play exists)."""
+        can_play = self.autoplay.can_play
+        return self._act(
+            match_id,
+            token,
+            lambda match, seat, now: game.pass_turn(match, seat, now=now, can_play=can_play),
+            if_match=if_match,
+            idempotency=idempotency,
+        )
+
+    def save_draft(
+        self,
+        match_id: str,
+        token: str | None,
+        table: game.Table,
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Moved:
+        """Share the work in progress."""
+        return self._act(
+            match_id,
+            token,
+            lambda match, seat, now: game.save_draft(match, seat, table, now=now),
+            if_match=if_match,
+            idempotency=idempotency,
+        )
+
+    def next_game(
+        self,
+        match_id: str,
+        token: str | None,
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Moved:
+        """Start the next game once the last one is over."""
+        return self._act(
+            match_id,
+            token,
+            lambda match, seat, now: game.next_game(
+                match, now=now, rng=self._rng(match.seed, match.game_number + 1)
+            ),
+            if_match=if_match,
+            idempotency=idempotency,
+        )
+
+    # -- the sweeper ----------------------------------------------------------------
+
+    def settle_due(self, match_id: str) -> Match | None:
+        """Settle what is owed to ``match_id`` (the sweeper's job); ``None`` if it is gone."""
+        try:
+            return self._settled(match_id).match
+        except MatchNotFound:
+            self.store.unschedule(match_id)
+            return None
+
+    # -- internals ----------------------------------------------------------------
+
+    def _act(
         self,
         match_id: str,
         token: str | None,
         action: Action,
         *,
-        if_match: int | None = None,
-        idempotency: Idempotency | None = None,
-        describe: Callable[[Moved, int], dict[str, Any]] | None = None,
+        if_match: int | None,
+        idempotency: Idempotency | None,
     ) -> Moved:
-        """Apply ``action(match, seat, now)`` for the seat ``token`` opens, atomically.
-
-        ``describe`` turns the result into the answer recorded for ``idempotency``.
-        Raises the game's errors (nothing changed), StaleVersion, IdempotencyMismatch,
-        BadToken, TokenForAnotherMatch, MatchNotFound, or Busy after repeated races.
-        """
+        """Load (the cached copy first), act, commit; see the module."""
+        loaded = self.store.cached(match_id) or self._load(match_id)
+        seat = self._seat(match_id, loaded.seats, token)
         for attempt in range(MAX_ATTEMPTS):
-            match, hashes, now = self._settled(match_id)
-            seat = self._seat(match_id, hashes, token)
-            if idempotency is not None:
-                replay = self._replay(match_id, seat, idempotency)
-                if replay is not None:
-                    return Moved(match, now, seat, replay=replay)
-            if if_match is not None and if_match != match.version:
-                raise StaleVersion(match.version)
-            transition = self._apply(action, match, seat, now)
-            moved = Moved(transition.match, now, seat, transition.drawn)
-            record = None
-            if idempotency is not None and describe is not None:
-                key = self.store.idempotency_key(match_id, seat, idempotency.key)
-                answer = {"fingerprint": idempotency.fingerprint, "answer": describe(moved, seat)}
-                record = (key, answer)
             try:
-                self._commit(transition, match.version, hashes, record)
-            except VersionConflict:
-                _back_off(attempt)
+                if if_match is not None and if_match != loaded.match.version:
+                    raise StaleVersion(loaded.match.version)
+                now = loaded.now
+                settled = self._advance(loaded.match, now, False)
+                transition = settled.then(
+                    lambda m, now=now: self._apply(action, m, seat, now)  # type: ignore[misc]
+                )
+            except (game.GameError, IllegalTurn, StaleVersion):
+                if not loaded.fresh:  # judged on a cached copy: judge again on a fresh one
+                    loaded = self._load(match_id)
+                    continue
+                kept = self._kept(loaded, seat, idempotency)
+                if kept is not None:  # a resent request: its first answer
+                    return self._replay(kept, idempotency)
+                self._settle_before_refusal(loaded)
+                raise
+            receipt = None
+            if idempotency is not None:
+                view = game.private_view(transition.match, seat, now=loaded.now)
+                drawn = tuple(tile.code for tile in transition.drawn)
+                kept = Receipt(idempotency.fingerprint, transition.match.version, drawn, view)
+                receipt = (seat, idempotency.key, kept)
+            change = Change(
+                loaded.match.version,
+                transition.match,
+                loaded.seats,
+                transition.events,
+                loaded.now,
+                check_clock=not loaded.fresh,
+                receipt=receipt,
+            )
+            try:
+                replayed = self._commit(change)
+            except Stale as stale:
+                if attempt == 0 and stale.fresh is not None:
+                    loaded = stale.fresh  # our copy was behind: the answer brought the match
+                else:  # a race: spread the racers out, then read again
+                    _back_off(attempt)
+                    loaded = self._load(match_id)
                 continue
-            return moved
-        raise Busy(match_id)
+            if replayed is not None:
+                return self._replay(replayed, idempotency)
+            if receipt is not None:
+                return Moved(receipt[2].version, receipt[2].view, receipt[2].drawn)
+            return Moved(
+                transition.match.version,
+                game.private_view(transition.match, seat, now=loaded.now),
+                tuple(tile.code for tile in transition.drawn),
+            )
+        raise Busy(
+            "the match kept changing while this request was applied; nothing was changed, retry"
+        )
 
-    def settle_due(self, match_id: str) -> Match | None:
-        """Settle what is owed to ``match_id`` (the sweeper's job); ``None`` if it is gone."""
-        try:
-            match, _, _ = self._settled(match_id)
-        except MatchNotFound:
-            self.store.schedule(match_id, None)
+    def _kept(self, loaded: Loaded, seat: int, idempotency: Idempotency | None) -> Receipt | None:
+        if idempotency is None:
             return None
-        return match
+        return self.store.receipt(loaded.match.id, seat, idempotency.key)
 
-    # -- internals ----------------------------------------------------------------
+    def _settle_before_refusal(self, loaded: Loaded) -> None:
+        """What time owes the match stands, even when the move is refused."""
+        settled = self._advance(loaded.match, loaded.now, False)
+        if not settled.events:
+            return
+        change = Change(
+            loaded.match.version, settled.match, loaded.seats, settled.events, loaded.now
+        )
+        with contextlib.suppress(Stale):  # someone else settled it
+            self._commit(change)
+
+    def _replay(self, kept: Receipt, idempotency: Idempotency | None) -> Moved:
+        if idempotency is None or kept.fingerprint != idempotency.fingerprint:
+            raise IdempotencyMismatch(
+                "this Idempotency-Key was used for a different request; use a new key"
+            )
+        return Moved(kept.version, kept.view, kept.drawn, replayed=True)
 
     def _apply(self, action: Action, match: Match, seat: int, now: float) -> Transition:
-        return action(match, seat, now).then(lambda after: self.advance(after, now, True))
+        return action(match, seat, now).then(lambda after: self._advance(after, now, True))
+
+    def _advance(self, match: Match, now: float, moved: bool) -> Transition:
+        """Settle deadlines, play bot turns, end a proven stalemate (see game.advance)."""
+        return game.advance(match, now=now, moved=moved, autoplay=self.autoplay)
 
     def _rng(self, seed: int | None, game_number: int) -> random.Random:
         if seed is None:
             return secrets.SystemRandom()
         return random.Random(f"{seed}:{game_number}")
 
-    def rng_for(self, match: Match) -> random.Random:
-        """The randomness for ``match``'s next game (seeded in test mode)."""
-        return self._rng(match.seed, match.game_number + 1)
-
-    def _load_with_time(self, match_id: str) -> tuple[Match, list[str], float]:
-        """The stored match, decoded (or taken from the cache when its version is known)."""
-        cached = self._decoded.get(match_id)
-        stored, now = self.store.load_with_time(
-            match_id, known_version=None if cached is None else cached[0].version
-        )
-        if stored is None:
+    def _load(self, match_id: str) -> Loaded:
+        loaded = self.store.load(match_id)
+        if loaded is None:
             raise MatchNotFound(match_id)
-        if stored.state is None and cached is not None:
-            return cached[0], cached[1], now
-        assert stored.state is not None
-        match, hashes = game.from_dict(stored.state["m"]), list(stored.state["t"])
-        self._decoded.put(match_id, (match, hashes))
-        return match, hashes, now
+        return loaded
 
-    def _settled(self, match_id: str) -> tuple[Match, list[str], float]:
+    def _settled(self, match_id: str) -> Loaded:
         """Load the match and commit whatever time and bots owe it by now."""
         for attempt in range(MAX_ATTEMPTS):
-            match, hashes, now = self._load_with_time(match_id)
-            transition = self.advance(match, now, False)
+            loaded = self._load(match_id)
+            transition = self._advance(loaded.match, loaded.now, False)
             if not transition.events:
-                return match, hashes, now
+                return loaded
+            change = Change(
+                loaded.match.version, transition.match, loaded.seats, transition.events, loaded.now
+            )
             try:
-                self._commit(transition, match.version, hashes, None)
-            except VersionConflict:
+                self._commit(change)
+            except Stale:
                 _back_off(attempt)
                 continue
-            return transition.match, hashes, now
-        raise Busy(match_id)
+            return Loaded(transition.match, loaded.seats, loaded.now)
+        raise Busy(
+            "the match kept changing while this request was applied; nothing was changed, retry"
+        )
 
-    def _seat(self, match_id: str, hashes: list[str], token: str | None) -> int:
+    def _commit(self, change: Change) -> Receipt | None:
+        replayed = self.store.commit(change)
+        if replayed is None and self.on_events is not None:
+            self.on_events(change.events)
+        return replayed
+
+    def _seat(self, match_id: str, seats: Sequence[str], token: str | None) -> int:
         if not token:
             raise BadToken("a seat token is required: send Authorization: Bearer <token>")
         digest = _digest(token)
         found = None
-        for seat, stored in enumerate(hashes):
+        for seat, stored in enumerate(seats):
             if hmac.compare_digest(stored, digest):
                 found = seat
         if found is not None:
             return found
         owner = token.partition(".")[0]
-        if owner and owner != match_id and self._opens_other(owner, digest):
+        if (
+            owner
+            and owner != match_id
+            and len(owner) <= 64
+            and any(hmac.compare_digest(h, digest) for h in self.store.seats_of(owner))
+        ):
             raise TokenForAnotherMatch("this token belongs to another match")
         raise BadToken("the seat token is not valid for this match")
-
-    def _opens_other(self, match_id: str, digest: str) -> bool:
-        if len(match_id) > 64:
-            return False
-        stored = self.store.load(match_id)
-        if stored is None:
-            return False
-        return stored.state is not None and any(
-            hmac.compare_digest(h, digest) for h in stored.state["t"]
-        )
-
-    def _replay(self, match_id: str, seat: int, idempotency: Idempotency) -> dict[str, Any] | None:
-        record = self.store.idempotent_answer(match_id, seat, idempotency.key)
-        if record is None:
-            return None
-        if record["fingerprint"] != idempotency.fingerprint:
-            raise IdempotencyMismatch(
-                "this Idempotency-Key was used for a different request; use a new key"
-            )
-        answer: dict[str, Any] = record["answer"]
-        return answer
-
-    def _commit(
-        self,
-        transition: Transition,
-        expected: int | None,
-        hashes: list[str],
-        record: tuple[str, dict[str, Any]] | None,
-    ) -> None:
-        match = transition.match
-        finished = match.status is Status.FINISHED
-        self.store.commit(
-            match.id,
-            expected_version=expected,
-            version=match.version,
-            state={"m": game.to_dict(match), "t": hashes},
-            events=[(event.version, game.event_to_dict(event)) for event in transition.events],
-            idempotency=record,
-            ttl=self.finished_ttl if finished else 0,
-            deadline=_next_due(match),
-        )
-        self._decoded.put(match.id, (match, hashes))
-        if self.on_events is not None:
-            self.on_events(transition.events)
 
 
 def _back_off(attempt: int) -> None:
     """Sleep a short random while after losing a race, so racers spread out."""
     time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
-
-
-def _next_due(match: Match) -> float | None:
-    if match.status is not Status.PLAYING:
-        return None
-    if match.players[match.current_seat].bot:
-        return match.turn_started
-    return match.turn_deadline
 
 
 def _digest(token: str) -> str:

@@ -1,8 +1,9 @@
 """The sweeper: settles passed deadlines (and bot turns) even when nobody polls a match.
 
-Run beside gunicorn: ``python -m service.sweeper``. Deadlines live in a Redis sorted
-set; each due match is settled with the same atomic, version-checked step a request
-uses, so several sweepers (one per machine) and requests can race harmlessly.
+Run beside gunicorn: ``python -m service.sweeper``. Deadlines are indexed per shard, beside
+the matches (see :mod:`service.store.matches`), so a Redis Cluster node that fails stops no
+timer of the matches on the others; each due match is settled with the same atomic,
+version-checked step a request uses, so several sweepers and requests can race harmlessly.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import signal
 import threading
 import time
 
-from redis.exceptions import RedisClusterException, RedisError
-
-from service.app import create_app
+from service import observability
+from service.bootstrap import bootstrap
 from service.referee import Busy, Referee
+from service.store import StoreError
 
 __all__ = ["Sweeper", "main"]
 
@@ -33,13 +34,14 @@ class Sweeper:
 
     def sweep_once(self) -> int:
         """Settle the matches due now; return how many were looked at."""
-        store = self.referee.store
-        due = store.due(store.now(), limit=self.batch)
+        due = self.referee.store.due(limit=self.batch)
         for match_id in due:
             try:
                 self.referee.settle_due(match_id)
             except Busy:
                 log.info("match %s busy; it will be settled on the next sweep", match_id)
+            except StoreError as error:  # that match's node: the others go on
+                log.warning("could not settle %s: %s", match_id, error)
         return len(due)
 
     def run(self) -> None:
@@ -49,8 +51,8 @@ class Sweeper:
             try:
                 swept = self.sweep_once()
                 backoff = self.interval
-            except (RedisError, RedisClusterException) as error:
-                log.warning("sweep failed (%s); retrying in %.1f s", type(error).__name__, backoff)
+            except StoreError as error:
+                log.warning("sweep failed (%s); retrying in %.1f s", error, backoff)
                 backoff = min(backoff * 2, 5.0)
                 swept = 0
             if swept < self.batch:
@@ -62,9 +64,9 @@ class Sweeper:
 
 
 def main() -> None:
-    """Entry point: build the app's referee and sweep until SIGINT/SIGTERM."""
-    app = create_app()  # also sets up the JSON log lines of the "service" loggers
-    sweeper = Sweeper(app.extensions["referee"])
+    """Entry point: sweep with the service's referee until SIGINT/SIGTERM."""
+    observability.configure_logging()
+    sweeper = Sweeper(bootstrap().referee)
     signal.signal(signal.SIGTERM, sweeper.stop)
     signal.signal(signal.SIGINT, sweeper.stop)
     log.info("sweeper started")

@@ -35,3 +35,48 @@ def test_the_rules_core_imports_nothing_from_outer_layers() -> None:
         if m.startswith("service.") and not m.startswith("service.rules")
     ]
     assert outward == []
+
+
+def service_modules_outside(*kept: str) -> list[Path]:
+    """Every module of ``service/`` except those under the folders ``kept``."""
+    return [
+        path
+        for path in sorted((ROOT / "service").rglob("*.py"))
+        if not any(path.is_relative_to(ROOT / "service" / folder) for folder in kept)
+    ]
+
+
+def imports_of(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module)
+    return found
+
+
+def test_nothing_outside_the_store_imports_redis() -> None:
+    outside = service_modules_outside("store")
+    names = {path.relative_to(ROOT).as_posix() for path in outside}
+    assert {"service/referee.py", "service/sweeper.py", "service/bootstrap.py"} <= names
+    assert "service/api/stream.py" in names and "service/api/errors.py" in names
+    bad = [
+        (path.relative_to(ROOT).as_posix(), module)
+        for path in outside
+        for module in imports_of(path)
+        if module.split(".")[0] in {"redis", "limits"}
+    ]
+    assert bad == []
+
+
+def test_the_sweeper_builds_no_flask_app() -> None:
+    modules = imports_of(ROOT / "service" / "sweeper.py")
+    assert not [m for m in modules if m.split(".")[0] == "flask" or m == "service.app"]
+
+
+@pytest.mark.parametrize("module", ["service/referee.py", "service/store/matches.py"])
+def test_the_service_layer_and_the_store_know_no_threads_or_web(module: str) -> None:
+    banned = {"flask", "werkzeug", "service.api", "service.threads", "service.app"}
+    modules = imports_of(ROOT / module)
+    assert not [m for m in modules if m in banned or m.split(".")[0] in banned]

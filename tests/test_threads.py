@@ -197,7 +197,7 @@ def test_a_stream_closed_by_another_thread_takes_no_slot_there(make_pool) -> Non
 
 def test_the_referees_searches_give_up_the_slot(make_pool, monkeypatch) -> None:
     from service import game
-    from service.referee import SteppingAside
+    from service.bootstrap import bootstrap
 
     searching, release = threading.Event(), threading.Event()
 
@@ -208,7 +208,8 @@ def test_the_referees_searches_give_up_the_slot(make_pool, monkeypatch) -> None:
 
     monkeypatch.setattr(game.Autoplay, "can_play", slow_search)
     pool = make_pool(1, 4)
-    search = pool.submit(SteppingAside().can_play, (), {}, False, None)
+    autoplay = bootstrap({"redis_url": "redis://127.0.0.1:1/0"}).referee.autoplay  # as wired
+    search = pool.submit(autoplay.can_play, (), {}, False, None)
     assert searching.wait(TIMEOUT)
     assert pool.submit(lambda: "ran").result(TIMEOUT) == "ran"
     release.set()

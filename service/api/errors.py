@@ -1,28 +1,22 @@
 """The one error envelope: every failure is ``application/problem+json`` (RFC 9457).
 
-Exception tree::
+:data:`ANSWERS` is the one table from an exception class to its status and title; an
+exception is answered by the first class of its MRO found there, and its problem type ends in
+the exception's own ``kind`` (game and referee errors carry theirs). Werkzeug's HTTP errors
+(404 unknown route, 405, 413...) are answered here too, so no view needs a try/except.
 
-    Problem                  an answer other than success, with its status and type
-    ├── BadRequest           400 malformed JSON or a body that fails its schema
-    ├── Unauthorized         401 missing or unknown seat token
-    ├── Forbidden            403 a token for another match
-    ├── NotFound             404 unknown match
-    ├── Conflict             409 not your turn, wrong phase
-    ├── PreconditionFailed   412 stale If-Match
-    ├── Unprocessable        422 a move that breaks a rule
-    └── Unavailable          503 storage unavailable (with Retry-After)
-
-Werkzeug's HTTP errors (404 unknown route, 405, 413) and Redis connection
-errors are mapped here too, so no view needs a try/except.
+Only the API's own request errors are raised here: :class:`BadRequest` (400, a malformed
+body, query or header).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, current_app, request
-from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from service.api.language import localized
@@ -31,6 +25,7 @@ from service.jsoncodec import dumps
 from service.observability import record_refusal
 from service.referee import (
     BadToken,
+    Busy,
     HintsOff,
     IdempotencyMismatch,
     MatchNotFound,
@@ -39,74 +34,122 @@ from service.referee import (
     TokenForAnotherMatch,
 )
 from service.rules import IllegalTurn
+from service.store import OutcomeUnknown, StoreUnavailable
 
-__all__ = [
-    "BadRequest",
-    "Conflict",
-    "Forbidden",
-    "NotFound",
-    "PreconditionFailed",
-    "Problem",
-    "Unauthorized",
-    "Unavailable",
-    "Unprocessable",
-    "init_app",
-    "problem_response",
-]
+__all__ = ["ANSWERS", "Answer", "BadRequest", "init_app", "problem_response"]
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:rummikub-referee:problem:"
 log = logging.getLogger(__name__)
 
+Details = Callable[[Any], tuple[str, dict[str, Any], dict[str, str]]]
+"""From an exception: the detail sentence, extra members, headers."""
 
-class Problem(Exception):
-    """An error answer: ``status``, a stable ``kind`` (the end of its ``type``), a ``detail``."""
 
-    status = 500
-    kind = "internal-error"
-    title = "Internal error"
+class BadRequest(Exception):
+    """400: a malformed request (body, query or header); ``kind`` names what is wrong."""
 
-    def __init__(
-        self, detail: str, *, kind: str | None = None, title: str | None = None, **extra: Any
-    ) -> None:
+    kind = "bad-request"
+
+    def __init__(self, detail: str, *, kind: str | None = None, **extra: Any) -> None:
         super().__init__(detail)
-        self.detail = detail
         self.kind = kind or self.kind
-        self.title = title or self.title
         self.extra = extra
-        self.headers: dict[str, str] = {}
 
 
-class BadRequest(Problem):
-    status, kind, title = 400, "bad-request", "Malformed request"
+@dataclass(frozen=True)
+class Answer:
+    """How an exception class is answered; ``details`` adds to the plain ``str(error)``."""
+
+    status: int
+    title: str
+    details: Details | None = None
 
 
-class Unauthorized(Problem):
-    status, kind, title = 401, "unauthorized", "Missing or unknown seat token"
+def _plain(error: Exception) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), {}, {}
 
 
-class Forbidden(Problem):
-    status, kind, title = 403, "forbidden", "Token for another match"
+def _bad_request(error: BadRequest) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), error.extra, {}
 
 
-class NotFound(Problem):
-    status, kind, title = 404, "not-found", "Not found"
+def _unauthorized(error: BadToken) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), {}, {"WWW-Authenticate": "Bearer"}
 
 
-class Conflict(Problem):
-    status, kind, title = 409, "conflict", "Not allowed now"
+def _not_found(error: MatchNotFound) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return f"there is no match {error} (finished matches expire after a while)", {}, {}
 
 
-class PreconditionFailed(Problem):
-    status, kind, title = 412, "stale-version", "The match has changed"
+def _stale(error: StaleVersion) -> tuple[str, dict[str, Any], dict[str, str]]:
+    current = error.current
+    return str(error), {"current_version": current}, {"ETag": f'"{current}"'}
 
 
-class Unprocessable(Problem):
-    status, kind, title = 422, "illegal-move", "The move breaks a rule"
+def _busy(error: Busy) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), {}, {"Retry-After": "1"}
 
 
-class Unavailable(Problem):
-    status, kind, title = 503, "storage-unavailable", "Storage unavailable"
+def _illegal(error: IllegalTurn) -> tuple[str, dict[str, Any], dict[str, str]]:
+    violations = [
+        {
+            "code": v.code,
+            "message": v.message,
+            "set_index": v.set_index,
+            "tiles": list(v.tiles),
+            "params": v.params,
+        }
+        for v in error.violations
+    ]
+    count = len(violations)
+    detail = f"the play breaks {count} rule{'s' if count != 1 else ''}: " + "; ".join(
+        v.message for v in error.violations
+    )
+    return detail, {"violations": violations}, {}
+
+
+def _unavailable(error: StoreUnavailable) -> tuple[str, dict[str, Any], dict[str, str]]:
+    log.warning("storage unavailable: %s", error)
+    retry = str(current_app.config["REFEREE_SETTINGS"].retry_after_seconds)
+    detail = "the game store cannot be reached right now; nothing was changed: retry later"
+    if isinstance(error, OutcomeUnknown):
+        detail = (
+            "the game store stopped answering while this move was being saved: it may or may "
+            "not have been applied. Resend it with the same Idempotency-Key (it is then "
+            "applied at most once), or reload the match before deciding again"
+        )
+    return detail, {}, {"Retry-After": retry}
+
+
+ANSWERS: dict[type[Exception], Answer] = {
+    BadRequest: Answer(400, "Malformed request", _bad_request),
+    BadToken: Answer(401, "Missing or unknown seat token", _unauthorized),
+    TokenForAnotherMatch: Answer(403, "Token for another match"),
+    UnknownSeat: Answer(403, "Unknown seat"),
+    MatchNotFound: Answer(404, "No such match", _not_found),
+    GameError: Answer(409, "Not allowed now"),
+    HintsOff: Answer(409, "Hints are off"),
+    Busy: Answer(409, "The match is busy", _busy),
+    StaleVersion: Answer(412, "The match has changed", _stale),
+    InvalidMatch: Answer(422, "Refused"),
+    PassRefused: Answer(422, "Refused"),
+    IllegalTurn: Answer(422, "The play breaks the rules", _illegal),
+    IdempotencyMismatch: Answer(422, "Idempotency-Key reused"),
+    StoreUnavailable: Answer(503, "Storage unavailable", _unavailable),
+}
+
+_KINDS = {IllegalTurn: "illegal-play", StoreUnavailable: "storage-unavailable"}
+
+
+def answer_for(error: Exception) -> tuple[Answer, str] | None:
+    """The table's answer for ``error`` (along its MRO) and its problem kind, or ``None``."""
+    for cls in type(error).__mro__:
+        answer = ANSWERS.get(cls)
+        if answer is not None:
+            kind = _KINDS.get(cls) or getattr(error, "kind", None) or "internal-error"
+            return answer, kind
+    return None
 
 
 def problem_response(
@@ -117,20 +160,27 @@ def problem_response(
     extra: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    """Return a problem+json response."""
+    """A problem+json response, written like every other answer (compact JSON)."""
     body = {"type": TYPE_PREFIX + kind, "title": title, "status": status, "detail": detail}
     body.update(extra or {})
     body, language = localized(body)
-    response = Response(dumps(body) + b"\n", status=status, mimetype=PROBLEM_JSON)
+    response = Response(dumps(body), status=status, mimetype=PROBLEM_JSON)
     response.headers.update(headers or {})
     response.headers.update({"Content-Language": language, "Vary": "Accept-Language"})
     return response
 
 
-def _from_problem(error: Problem) -> Response:
-    return problem_response(
-        error.status, error.kind, error.title, error.detail, error.extra, error.headers
-    )
+def _from_table(error: Exception) -> Response:
+    found = answer_for(error)
+    if found is None:
+        return _from_unexpected(error)
+    answer, kind = found
+    detail, extra, headers = (answer.details or _plain)(error)
+    if isinstance(error, IllegalTurn):
+        record_refusal(v.code for v in error.violations)
+    elif isinstance(error, GameError):
+        record_refusal([error.kind])
+    return problem_response(answer.status, kind, answer.title, detail, extra, headers)
 
 
 _HTTP_KINDS = {
@@ -155,90 +205,6 @@ def _from_http(error: HTTPException) -> Response:
     return problem_response(status, kind, title, detail, headers=headers)
 
 
-def _from_redis(error: RedisError | RedisClusterException) -> Response:
-    log.warning("storage unavailable: %s", type(error).__name__)
-    retry = str(current_app.config["REFEREE_SETTINGS"].retry_after_seconds)
-    return problem_response(
-        503,
-        "storage-unavailable",
-        "Storage unavailable",
-        "the game store cannot be reached right now; a move sent now may or may not have been "
-        "applied: retry it with the same Idempotency-Key, which never applies it twice",
-        headers={"Retry-After": retry},
-    )
-
-
-def _from_game(error: GameError) -> Response:
-    record_refusal([error.kind])
-    status = 422 if isinstance(error, PassRefused | InvalidMatch) else 409
-    if isinstance(error, UnknownSeat):
-        status = 403
-    title = {409: "Not allowed now", 422: "Refused", 403: "Unknown seat"}[status]
-    return problem_response(status, error.kind, title, str(error))
-
-
-def _from_illegal(error: IllegalTurn) -> Response:
-    violations = [
-        {
-            "code": v.code,
-            "message": v.message,
-            "set_index": v.set_index,
-            "tiles": list(v.tiles),
-            "params": v.params,
-        }
-        for v in error.violations
-    ]
-    record_refusal(v.code for v in error.violations)
-    count = len(violations)
-    detail = f"the play breaks {count} rule{'s' if count != 1 else ''}: " + "; ".join(
-        v.message for v in error.violations
-    )
-    return problem_response(
-        422, "illegal-play", "The play breaks the rules", detail, {"violations": violations}
-    )
-
-
-def _from_referee(error: RefereeError) -> Response:
-    if isinstance(error, MatchNotFound):
-        return problem_response(
-            404,
-            "match-not-found",
-            "No such match",
-            f"there is no match {error} (finished matches expire after a while)",
-        )
-    if isinstance(error, BadToken):
-        return problem_response(
-            401,
-            "unauthorized",
-            "Missing or unknown seat token",
-            str(error),
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    if isinstance(error, TokenForAnotherMatch):
-        return problem_response(403, "forbidden", "Token for another match", str(error))
-    if isinstance(error, StaleVersion):
-        return problem_response(
-            412,
-            "stale-version",
-            "The match has changed",
-            f"If-Match names an old version; the match is at version {error.current}: "
-            "reload it and decide again",
-            {"current_version": error.current},
-            headers={"ETag": f'"{error.current}"'},
-        )
-    if isinstance(error, HintsOff):
-        return problem_response(409, "hints-off", "Hints are off", str(error))
-    if isinstance(error, IdempotencyMismatch):
-        return problem_response(422, "idempotency-key-reused", "Idempotency-Key reused", str(error))
-    return problem_response(
-        409,
-        "busy",
-        "The match is busy",
-        "the match kept changing while this request was applied; nothing was changed, retry",
-        headers={"Retry-After": "1"},
-    )
-
-
 def _from_unexpected(error: Exception) -> Response:
     log.exception("unexpected error", exc_info=error)
     return problem_response(500, "internal-error", "Internal error", "an unexpected error occurred")
@@ -246,11 +212,7 @@ def _from_unexpected(error: Exception) -> Response:
 
 def init_app(app: Flask) -> None:
     """Register the handlers that turn every failure into problem+json."""
-    app.register_error_handler(Problem, _from_problem)
     app.register_error_handler(HTTPException, _from_http)
-    app.register_error_handler(RedisError, _from_redis)
-    app.register_error_handler(RedisClusterException, _from_redis)
-    app.register_error_handler(GameError, _from_game)
-    app.register_error_handler(IllegalTurn, _from_illegal)
-    app.register_error_handler(RefereeError, _from_referee)
+    for cls in (*ANSWERS, RefereeError):
+        app.register_error_handler(cls, _from_table)
     app.register_error_handler(Exception, _from_unexpected)

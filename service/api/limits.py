@@ -44,6 +44,7 @@ from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from service.api.auth import bearer_token
 from service.api.errors import problem_response
 from service.config import Settings
+from service.store import limits_storage_uri
 
 __all__ = ["init_app", "seat_key", "storage_uri"]
 
@@ -75,10 +76,7 @@ def init_app(app: Flask) -> None:
 
 def storage_uri(settings: Settings) -> str:
     """Return the limits storage URI for ``settings``: the service's own Redis (or Cluster)."""
-    if settings.redis_cluster_nodes:
-        nodes = ",".join(p.strip() for p in settings.redis_cluster_nodes.split(",") if p.strip())
-        return "redis+cluster://" + nodes
-    return settings.redis_url
+    return limits_storage_uri(settings)
 
 
 def seat_key(token: str) -> str:

@@ -18,7 +18,7 @@ from service.api.schemas import (
 )
 from service.game import Match
 from service.game.state import sorted_rack
-from service.referee import Action, Moved, Referee
+from service.referee import Moved, Referee
 from service.rules import codes_of, name_readings
 from service.threads import long_wait
 
@@ -99,45 +99,38 @@ def get_match(match_id: str) -> Response:
 def play(match_id: str) -> Response:
     """Play the whole new table."""
     table = load_body(table_body_schema)["table"]
-    return _move(match_id, lambda match, seat, now: game.play(match, seat, table, now=now))
+    return _moved(referee().play(match_id, auth.bearer_token(), table, **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/draw")
 def draw(match_id: str) -> Response:
     """Draw one tile; the turn ends."""
-    return _move(match_id, lambda match, seat, now: game.draw(match, seat, now=now))
+    return _moved(referee().draw(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/pass")
 def pass_turn(match_id: str) -> Response:
     """Pass (empty pool, and no legal play)."""
-    can_play = referee().can_play
-    return _move(
-        match_id,
-        lambda match, seat, now: game.pass_turn(match, seat, now=now, can_play=can_play),
-    )
+    return _moved(referee().pass_turn(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
     table = load_body(table_body_schema)["table"]
-    return _move(match_id, lambda match, seat, now: game.save_draft(match, seat, table, now=now))
+    return _moved(referee().save_draft(match_id, auth.bearer_token(), table, **_guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/next-game")
 def next_game(match_id: str) -> Response:
     """Start the next game once the last one is over."""
-    ref = referee()
-    return _move(
-        match_id, lambda match, seat, now: game.next_game(match, now=now, rng=ref.rng_for(match))
-    )
+    return _moved(referee().next_game(match_id, auth.bearer_token(), **_guards()))
 
 
 @blueprint.get("/v1/matches/<match_id>/hint")
 def hint(match_id: str) -> Response:
     """The solver's best play for the caller's rack: a whole table to submit as is."""
-    match, _, solution = referee().hint(match_id, auth.bearer_token())
+    match, solution = referee().hint(match_id, auth.bearer_token())
     answer = {
         "status": solution.status.value,
         "version": match.version,
@@ -158,35 +151,17 @@ def events(match_id: str) -> dict[str, Any]:
     return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
 
 
-def _move(match_id: str, action: Action) -> Response:
-    moved = referee().act(
-        match_id,
-        auth.bearer_token(),
-        action,
-        if_match=auth.if_match(),
-        idempotency=auth.idempotency(),
-        describe=_describe,
-    )
-    if moved.replay is not None:
-        answer = moved.replay
-        response = jsonify(answer["body"])
-        response.headers["ETag"] = etag(answer["version"])
+def _guards() -> dict[str, Any]:
+    """The headers that guard a move: If-Match and Idempotency-Key."""
+    return {"if_match": auth.if_match(), "idempotency": auth.idempotency()}
+
+
+def _moved(moved: Moved) -> Response:
+    response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
+    response.headers["ETag"] = etag(moved.version)
+    if moved.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-        return response
-    response = jsonify(_moved_body(moved, moved.seat))
-    response.headers["ETag"] = etag(moved.match.version)
     return response
-
-
-def _describe(moved: Moved, seat: int) -> dict[str, Any]:
-    return {"version": moved.match.version, "body": _moved_body(moved, seat)}
-
-
-def _moved_body(moved: Moved, seat: int) -> dict[str, Any]:
-    return {
-        "match": view_of(moved.match, seat, moved.now),
-        "drawn": [tile.code for tile in moved.drawn],
-    }
 
 
 def _query(schema: Schema) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api.fields import Flag, Table, WholeNumber
 from service.api.parsing import load_body
-from service.rules import classify, set_points
+from service.rules import classify, meets_initial_meld, set_points
 
 __all__ = ["blueprint"]
 
@@ -59,7 +59,8 @@ def check_meld(
         "sets": answers,
         "points": points,
         "threshold": initial_meld_points,
-        "meets_initial_meld": bool(answers)
-        and all(answer["valid"] for answer in answers)
-        and points >= initial_meld_points,
+        "meets_initial_meld": bool(sets)
+        and meets_initial_meld(
+            sets, threshold=initial_meld_points, joker_worth_zero=joker_worth_zero_in_meld
+        ),
     }

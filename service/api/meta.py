@@ -22,7 +22,7 @@ def healthz() -> dict[str, str]:
 @blueprint.get("/readyz")
 def readyz() -> dict[str, str]:
     """Answer 200 when Redis answers a PING (503 problem otherwise, via the error handler)."""
-    current_app.extensions["redis"].ping()
+    current_app.extensions["store"].ping()
     return {"status": "ready"}
 
 

@@ -18,6 +18,7 @@ from service.game.errors import MatchDecodeError
 from service.game.state import (
     Ending,
     Event,
+    EventType,
     GameResult,
     Match,
     Player,
@@ -80,7 +81,7 @@ def from_dict(data: Mapping[str, Any]) -> Match:
 def event_to_dict(event: Event) -> dict[str, Any]:
     """Return ``event`` as a JSON-ready dict (also the form clients see in the event log)."""
     return {
-        "type": event.type,
+        "type": event.type.value,
         "version": event.version,
         "at": event.at,
         "seat": event.seat,
@@ -92,7 +93,7 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     """Return the event stored as ``data``; raise :class:`MatchDecodeError` if it is not one."""
     try:
         return Event(
-            str(data["type"]),
+            EventType(data["type"]),
             int(data["version"]),
             float(data["at"]),
             None if data["seat"] is None else int(data["seat"]),

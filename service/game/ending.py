@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from service.game.state import Ending, GameResult, Match, Player, Status, Transition, record
+from service.game.state import (
+    Ending,
+    EventType,
+    GameResult,
+    Match,
+    Player,
+    Status,
+    Transition,
+    record,
+)
 from service.rules import MatchWinner, Outcome, Rules, score_stalemate, score_went_out
 
 __all__ = ["end_game", "match_is_over", "match_winner", "stalemate", "went_out"]
@@ -57,7 +66,7 @@ def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Tr
     )
     transition = record(
         ended,
-        "game_over",
+        EventType.GAME_OVER,
         at=at,
         seat=None,
         game_number=match.game_number,
@@ -96,7 +105,7 @@ def _finish_match(match: Match, *, at: float) -> Transition:
     winner = match_winner(match.players, match.rules)
     return record(
         replace(match, status=Status.FINISHED, winner=winner),
-        "match_finished",
+        EventType.MATCH_FINISHED,
         at=at,
         seat=None,
         winner=winner,

@@ -17,6 +17,7 @@ from service.game.codec import rules_to_dict
 from service.game.deal import deal, draw_for_first_player
 from service.game.errors import BadSetup, InvalidMatch, WrongPhase
 from service.game.state import (
+    EventType,
     Match,
     Player,
     PlayerSpec,
@@ -63,7 +64,7 @@ def new_match(
         .then(
             lambda match: record(
                 match,
-                "first_player_draw",
+                EventType.FIRST_PLAYER_DRAW,
                 at=now,
                 seat=None,
                 rounds=rounds,
@@ -167,7 +168,7 @@ def _created(
     )
     return record(
         match,
-        "match_created",
+        EventType.MATCH_CREATED,
         at=now,
         seat=None,
         players=[
@@ -207,7 +208,7 @@ def _start_game(
     started = start_turn(dealt, first_seat, at=at)
     return record(
         started,
-        "game_started",
+        EventType.GAME_STARTED,
         at=at,
         seat=None,
         game_number=game_number,

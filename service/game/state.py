@@ -20,6 +20,7 @@ __all__ = [
     "CanPlay",
     "Ending",
     "Event",
+    "EventType",
     "GameResult",
     "Match",
     "Player",
@@ -125,11 +126,26 @@ class Match:
         return replace(self, players=tuple(players))
 
 
+class EventType(enum.StrEnum):
+    """What an event records; the values travel in the event log and never change."""
+
+    MATCH_CREATED = "match_created"
+    FIRST_PLAYER_DRAW = "first_player_draw"
+    GAME_STARTED = "game_started"
+    PLAYED = "played"
+    DREW = "drew"
+    DRAFT_UPDATED = "draft_updated"
+    TURN_TIMED_OUT = "turn_timed_out"
+    PASSED = "passed"
+    GAME_OVER = "game_over"
+    MATCH_FINISHED = "match_finished"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One public record of the event log; ``data`` is JSON-ready and never secret."""
 
-    type: str
+    type: EventType
     version: int
     at: float
     seat: int | None
@@ -153,7 +169,7 @@ class Transition:
 
 
 def record(
-    match: Match, event_type: str, *, at: float, seat: int | None, **data: object
+    match: Match, event_type: EventType, *, at: float, seat: int | None, **data: object
 ) -> Transition:
     """Return ``match`` one version on, with the event that produced that version."""
     version = match.version + 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from service.game.state import Match, Status, Table, Transition, record
+from service.game.state import EventType, Match, Status, Table, Transition, record
 from service.game.turns import end_turn, record_pass, take_from_pool
 from service.rules import set_key
 
@@ -57,7 +57,7 @@ def _expire(match: Match) -> Transition:
     owed = PENALTY_TILES if reverted else TIMEOUT_TILES
     timed_out = record(
         replace(match, draft=None),
-        "turn_timed_out",
+        EventType.TURN_TIMED_OUT,
         at=at,
         seat=seat,
         reverted=reverted,
@@ -70,4 +70,4 @@ def _expire(match: Match) -> Transition:
 
 def _draw_owed(match: Match, seat: int, owed: int, *, at: float) -> Transition:
     taken, drawn = take_from_pool(match, seat, owed)
-    return end_turn(taken, seat, "drew", at=at, count=len(drawn))
+    return end_turn(taken, seat, EventType.DREW, at=at, count=len(drawn))

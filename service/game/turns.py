@@ -27,6 +27,7 @@ from service.game.errors import (
 from service.game.state import (
     CanPlay,
     Ending,
+    EventType,
     Match,
     Status,
     Transition,
@@ -79,7 +80,7 @@ def play(match: Match, seat: int, table: Sequence[Sequence[Tile]], *, now: float
     return end_turn(
         played,
         seat,
-        "played",
+        EventType.PLAYED,
         at=now,
         game_end=None if remaining else partial(went_out, seat=seat, at=now),
         table=table_codes(after),
@@ -97,7 +98,7 @@ def draw(match: Match, seat: int, *, now: float) -> Transition:
     if not match.pool:
         raise PoolEmpty("the pool is empty: play, or pass if you cannot play")
     taken, drawn = take_from_pool(match, seat, 1)
-    return replace(end_turn(taken, seat, "drew", at=now, count=len(drawn)), drawn=drawn)
+    return replace(end_turn(taken, seat, EventType.DREW, at=now, count=len(drawn)), drawn=drawn)
 
 
 def pass_turn(
@@ -143,7 +144,7 @@ def save_draft(
             raise IllegalTurn(violations)
     return record(
         replace(match, draft=draft),
-        "draft_updated",
+        EventType.DRAFT_UPDATED,
         at=now,
         seat=seat,
         draft=None if draft is None else table_codes(draft),
@@ -184,7 +185,7 @@ def start_turn(match: Match, seat: int, *, at: float) -> Match:
 def end_turn(
     match: Match,
     seat: int,
-    event_type: str,
+    event_type: EventType,
     *,
     at: float,
     game_end: Callable[[Match], Transition] | None = None,
@@ -230,7 +231,7 @@ def record_pass(match: Match, seat: int, *, at: float, timed_out: bool = False) 
         if ending is None
         else partial(stalemate, ending=ending, next_seat=match.next_seat(seat), at=at)
     )
-    return end_turn(passed, seat, "passed", at=at, game_end=game_end, timed_out=timed_out)
+    return end_turn(passed, seat, EventType.PASSED, at=at, game_end=game_end, timed_out=timed_out)
 
 
 def _stalemate_ending(match: Match) -> Ending | None:

@@ -1,258 +1,513 @@
-"""Matches in Redis: every change is one atomic, version-checked Lua script.
+"""The repository of matches: :class:`~service.game.Match` in, ``Match`` out; Redis stays here.
 
-Keys of a match share one Redis Cluster hash tag, ``{m:<id>}``:
+Keys share a Redis Cluster hash tag per shard (``k = crc32(id) % SHARDS``), so a match and
+its shard's deadline index live in one slot and one commit script writes both::
 
-``{m:<id>}:state``   a hash: ``v`` the version, ``s`` the state as JSON (secret: racks, pool)
-``{m:<id>}:events``  a stream of public events, entry ids ``0-<seq>`` (seq counts from 1)
-``{m:<id>}:idem:<seat>:<key>``  the first answer to an ``Idempotency-Key``
+    {s<k>}:<id>:state             hash: v version, s state JSON (match + token digests),
+                                  c the id of the commit that wrote it
+    {s<k>}:<id>:events            stream: entry 0-<n> is the event of version n
+                                  (fields e: the public event JSON, c: its commit's id)
+    {s<k>}:<id>:idem:<seat>:<key> the receipt of an Idempotency-Key (the first answer)
+    {s<k>}:deadlines              sorted set: match id -> its next deadline, for the sweeper
 
-The commit script checks the version, then writes the state, the events and the
-idempotency record together, so no update is lost, and a move is either wholly
-applied or not at all. Deadlines live in ``deadlines`` (a sorted set scored by
-the turn deadline) for the sweeper; it is written after the commit and is only a
-hint: settling always reads the match itself.
+A commit is one script: it checks the version, writes state, events, receipt and deadline
+together, and (with replicas) waits for one on the same connection: one round trip. Each
+commit carries an id, and the script recognises its own earlier run, so the store may send a
+commit again when the first answer was lost: it is applied at most once. A worker keeps the
+last decoded state of recent matches; a move computed on it commits in that one round trip
+when it is still current (the script checks the version and the clock it was computed with).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
+import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
 
-from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service import jsoncodec
-from service.threads import shutting_down
+from service import game, jsoncodec
+from service.config import Settings
+from service.game import Event, EventType, Match
+from service.store.breaker import Breakers
+from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
+from service.store.scripts import COMMIT, DUE, LOAD, TIME
+from service.store.topology import Topology, open_topology, wait_replicas
 
-__all__ = ["Committed", "MatchStore", "StoredMatch", "VersionConflict"]
+__all__ = ["Change", "Keys", "Loaded", "MatchStore", "Receipt", "SHARDS", "StoredEvent"]
 
 log = logging.getLogger(__name__)
-DEADLINES = "deadlines"
-WAIT_SLICE = 0.25  # seconds; under the client's socket timeout
+T = TypeVar("T")
 
-_COMMIT = """
-local current = redis.call('HGET', KEYS[1], 'v')
-if ARGV[1] == '' then
-  if current then return {0, current} end
-elseif current ~= ARGV[1] then
-  return {0, current or ''}
-end
--- the deadline index first: if it fails (an ACL, say) nothing has been written yet
-if KEYS[4] then
-  if ARGV[#ARGV - 1] == '' then
-    redis.call('ZREM', KEYS[4], ARGV[#ARGV])
-  else
-    redis.call('ZADD', KEYS[4], ARGV[#ARGV - 1], ARGV[#ARGV])
-  end
-end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
-local events = tonumber(ARGV[6])
-for i = 0, events - 1 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[7 + 2 * i], 'e', ARGV[8 + 2 * i])
-end
-if ARGV[4] ~= '' then
-  redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
-end
-local ttl = tonumber(ARGV[#ARGV - 2])
-if ttl > 0 then
-  redis.call('EXPIRE', KEYS[1], ttl)
-  redis.call('EXPIRE', KEYS[2], ttl)
-end
-return {1, ARGV[2]}
-"""
+SHARDS = 32
+WAIT_SLICE = 0.25  # seconds a long-poll's read blocks at most: under the socket timeout
+CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
+COMMIT_SENDS = 2  # a commit whose answer was lost is sent once more (the script knows it)
+_FAILURES = (RedisError, RedisClusterException)
+_NO_ANSWER = (RedisConnectionError, RedisTimeoutError)
 
 
-_LOAD = """
-local time = redis.call('TIME')
-local version = redis.call('HGET', KEYS[1], 'v')
-if not version then return {false, false, time[1], time[2]} end
-if version == ARGV[1] then return {version, false, time[1], time[2]} end
-return {version, redis.call('HGET', KEYS[1], 's'), time[1], time[2]}
-"""
-
-
-class VersionConflict(Exception):
-    """The stored version is not the one the change was computed from."""
-
-    def __init__(self, current: int | None) -> None:
-        super().__init__(f"stored version is {current}")
-        self.current = current
+def shard_tag(shard: int) -> str:
+    """The hash tag of shard number ``shard``."""
+    return "{s" + str(shard) + "}"
 
 
 @dataclass(frozen=True)
-class StoredMatch:
-    """A match as stored: its version and its state (a JSON-ready dict; ``None`` when the
-    caller already holds that version)."""
+class Keys:
+    """The Redis keys of one match (see the module)."""
 
-    version: int
-    state: dict[str, Any] | None
+    match_id: str
+
+    @property
+    def tag(self) -> str:
+        """The hash tag of the match's shard."""
+        return shard_tag(zlib.crc32(self.match_id.encode("utf-8", "surrogatepass")) % SHARDS)
+
+    @property
+    def state(self) -> str:
+        return f"{self.tag}:{self.match_id}:state"
+
+    @property
+    def events(self) -> str:
+        return f"{self.tag}:{self.match_id}:events"
+
+    @property
+    def deadlines(self) -> str:
+        return f"{self.tag}:deadlines"
+
+    def receipt(self, seat: int, key: str) -> str:
+        return f"{self.tag}:{self.match_id}:idem:{seat}:{key}"
 
 
 @dataclass(frozen=True)
-class Committed:
-    """What a commit wrote."""
+class Loaded:
+    """A match as stored, the seats' token digests, and the shared clock (Redis ``TIME``).
+
+    ``fresh`` is False for a worker's cached copy, whose version may be behind and whose
+    clock is an estimate: a commit computed on it is checked against both.
+    """
+
+    match: Match
+    seats: tuple[str, ...]
+    now: float
+    fresh: bool = True
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The first answer to an ``Idempotency-Key``: what a resent request gets back."""
+
+    fingerprint: str
+    version: int
+    drawn: tuple[str, ...]
+    view: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
+    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep."""
+
+    before: int | None
+    match: Match
+    seats: tuple[str, ...]
+    events: tuple[Event, ...]
+    now: float
+    check_clock: bool = False
+    receipt: tuple[int, str, Receipt] | None = None
+    commit_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as stored: its version, type and public JSON (one line)."""
 
     version: int
+    type: EventType
+    json: str
 
 
-def _tag(match_id: str) -> str:
-    return "{m:" + match_id + "}"
+class DecodedCache:
+    """The last decoded state of recent matches, per worker (a version never changes)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, tuple[Match, tuple[str, ...]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is not None:
+                self._entries.move_to_end(match_id)
+            return entry
+
+    def put(self, match: Match, seats: tuple[str, ...]) -> None:
+        """Remember ``match`` unless a newer version of it is already cached."""
+        with self._lock:
+            held = self._entries.get(match.id)
+            if held is None or held[0].version <= match.version:
+                self._entries[match.id] = (match, seats)
+                self._entries.move_to_end(match.id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
 
 
 class MatchStore:
-    """Load and save matches atomically in Redis (or Redis Cluster)."""
+    """Load, commit and follow matches in Redis, whatever the topology (see the module)."""
 
     def __init__(
-        self, redis: Any, *, blocking: Any = None, idempotency_ttl: int = 24 * 3600
+        self,
+        topology: Topology,
+        *,
+        idempotency_ttl: int = 24 * 3600,
+        finished_ttl: int = 7 * 24 * 3600,
+        cache_size: int = 2048,
     ) -> None:
-        self.redis = redis
-        self.blocking = blocking if blocking is not None else redis
-        self.cluster = not isinstance(redis, Redis)
+        self.topology = topology
+        self.settings: Settings = topology.settings
         self.idempotency_ttl = idempotency_ttl
-        self._commit = redis.register_script(_COMMIT)
-        self._load = redis.register_script(_LOAD)
+        self.finished_ttl = finished_ttl
+        self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
+        self._decoded = DecodedCache(cache_size)
+        self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
 
-    @staticmethod
-    def state_key(match_id: str) -> str:
-        """The key of a match's state hash."""
-        return _tag(match_id) + ":state"
+    @classmethod
+    def open(cls, settings: Settings) -> MatchStore:
+        """The store on the Redis ``settings`` name (nothing connects yet)."""
+        return cls(open_topology(settings), finished_ttl=settings.finished_match_ttl)
 
-    @staticmethod
-    def events_key(match_id: str) -> str:
-        """The key of a match's event stream."""
-        return _tag(match_id) + ":events"
+    # -- reading ---------------------------------------------------------------------------
 
-    @staticmethod
-    def idempotency_key(match_id: str, seat: int, key: str) -> str:
-        """The key of an idempotency record."""
-        return f"{_tag(match_id)}:idem:{seat}:{key}"
+    def now(self, match_id: str = "") -> float:
+        """The one clock every instance shares: Redis ``TIME`` (on the node of ``match_id``)."""
+        keys = Keys(match_id or "clock")
+        seconds, micros = self._call(keys.state, lambda: self.topology.eval(TIME, [keys.state], []))
+        return self._tick(seconds, micros)
 
-    def now(self) -> float:
-        """Return the one clock every instance shares: Redis ``TIME`` in seconds."""
-        seconds, micros = self.redis.time()
-        return int(seconds) + int(micros) / 1_000_000
+    def load(self, match_id: str) -> Loaded | None:
+        """The match as stored now (``None`` when there is none), with the shared clock.
 
-    def load_with_time(
-        self, match_id: str, *, known_version: int | None = None
-    ) -> tuple[StoredMatch | None, float]:
-        """Return the stored match (or ``None``) and Redis ``TIME``, in one round trip.
-
-        When the stored version is ``known_version`` the state is not sent again: the
-        answer's ``state`` is ``None`` (a version's state never changes).
+        One round trip; the state is not sent again when this worker holds its version.
         """
-        known = "" if known_version is None else str(known_version)
-        version, state, seconds, micros = self._load(keys=[self.state_key(match_id)], args=[known])
-        now = int(seconds) + int(micros) / 1_000_000
+        keys = Keys(match_id)
+        cached = self._decoded.get(match_id)
+        known = "" if cached is None else str(cached[0].version)
+        version, state, seconds, micros = self._call(
+            keys.state, lambda: self.topology.eval(LOAD, [keys.state], [known])
+        )
+        now = self._tick(seconds, micros)
         if version is None:
-            return None, now
-        return StoredMatch(int(version), None if state is None else jsoncodec.loads(state)), now
+            return None
+        if state is None and cached is not None:
+            return Loaded(cached[0], cached[1], now)
+        return self._decode(state, now)
+
+    def cached(self, match_id: str) -> Loaded | None:
+        """This worker's last copy of the match, with an estimate of the clock (no round
+        trip); ``None`` when there is none. A commit computed on it is checked."""
+        entry = self._decoded.get(match_id)
+        clock = self._clock
+        if entry is None or clock is None:
+            return None
+        now = clock[0] + (time.monotonic() - clock[1])
+        return Loaded(entry[0], entry[1], now, fresh=False)
 
     def exists(self, match_id: str) -> bool:
-        """Whether the match is stored (without reading its state)."""
-        return bool(self.redis.exists(self.state_key(match_id)))
+        """Whether the match is stored."""
+        key = Keys(match_id).state
+        return bool(self._call(key, lambda: self.topology.client.exists(key)))
 
-    def load(self, match_id: str) -> StoredMatch | None:
-        """Return the stored match, or ``None`` when there is none."""
-        version, state = self.redis.hmget(self.state_key(match_id), "v", "s")
-        if version is None or state is None:
-            return None
-        return StoredMatch(int(version), jsoncodec.loads(state))
+    def seats_of(self, match_id: str) -> tuple[str, ...]:
+        """The seats' token digests of a match (empty when there is none)."""
+        cached = self._decoded.get(match_id)
+        if cached is not None:
+            return cached[1]
+        key = Keys(match_id).state
+        state = self._call(key, lambda: self.topology.client.hget(key, "s"))
+        return () if state is None else tuple(jsoncodec.loads(state)["t"])
 
-    def commit(
-        self,
-        match_id: str,
-        *,
-        expected_version: int | None,
-        version: int,
-        state: dict[str, Any],
-        events: Sequence[tuple[int, dict[str, Any]]],
-        idempotency: tuple[str, dict[str, Any]] | None = None,
-        ttl: int = 0,
-        deadline: float | None = None,
-    ) -> Committed:
-        """Write ``state`` at ``version`` if the stored version is ``expected_version``.
-
-        ``expected_version`` ``None`` means the match must not exist yet. ``events``
-        are ``(seq, event)`` pairs appended to the stream; ``idempotency`` is
-        ``(redis key, record)``; ``ttl`` > 0 makes the match expire (finished);
-        ``deadline`` is the match's next deadline for the sweeper (``None``: none),
-        indexed by the same script on a single Redis, or just after it on a Cluster
-        (where the index lives in another slot; see :meth:`schedule`).
-        Raises :class:`VersionConflict` when another change got there first.
-        """
-        idem_key, idem_value = "", b""
-        if idempotency is not None:
-            idem_key, record = idempotency
-            idem_value = jsoncodec.dumps(record)
-        argv: list[Any] = [
-            "" if expected_version is None else str(expected_version),
-            str(version),
-            jsoncodec.dumps(state),
-            idem_value,
-            str(self.idempotency_ttl),
-            str(len(events)),
-        ]
-        for seq, event in events:
-            argv += [str(seq), jsoncodec.dumps(event)]
-        argv += [str(ttl), "" if deadline is None else repr(deadline), match_id]
-        keys = [
-            self.state_key(match_id),
-            self.events_key(match_id),
-            idem_key or self.state_key(match_id),
-        ]
-        if not self.cluster:
-            keys.append(DEADLINES)
-        ok, current = self._commit(keys=keys, args=argv)
-        if int(ok) != 1:
-            raise VersionConflict(int(current) if current not in (None, "") else None)
-        if self.cluster:
-            self.schedule(match_id, deadline)
-        return Committed(version)
+    def receipt(self, match_id: str, seat: int, key: str) -> Receipt | None:
+        """The receipt kept for ``key`` from ``seat``, if any."""
+        name = Keys(match_id).receipt(seat, key)
+        raw = self._call(name, lambda: self.topology.client.get(name))
+        return None if raw is None else _receipt(raw)
 
     def events(self, match_id: str, *, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-        """Return up to ``limit`` public events with a sequence number above ``after``."""
-        entries = self.redis.xrange(
-            self.events_key(match_id), min=f"(0-{after}", max="+", count=limit
+        """Up to ``limit`` public events with a version above ``after``."""
+        key = Keys(match_id).events
+        entries = self._call(
+            key, lambda: self.topology.client.xrange(key, min=f"(0-{after}", max="+", count=limit)
         )
         return [jsoncodec.loads(fields["e"]) for _, fields in entries]
 
-    def wait_after(self, match_id: str, version: int, *, timeout: float) -> None:
-        """Block until an event after ``version`` exists, or ``timeout`` seconds pass.
+    def stored_events(
+        self, match_id: str, *, after: int, upto: int | None = None, limit: int = 100
+    ) -> list[StoredEvent]:
+        """Up to ``limit`` events with a version in (``after``, ``upto``], as stored."""
+        key = Keys(match_id).events
+        last = "+" if upto is None else f"0-{upto}"
+        entries = self._call(
+            key, lambda: self.topology.client.xrange(key, min=f"(0-{after}", max=last, count=limit)
+        )
+        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
 
-        The wait is cut in slices shorter than the socket timeout, so a frozen Redis fails
-        it within that timeout (a 503) instead of holding a worker thread for the whole wait.
-        It also ends after the slice in which this process is told to stop
-        (:data:`service.threads.shutting_down`).
-        """
+    def last_event(self, match_id: str) -> StoredEvent | None:
+        """The match's last event, if any."""
+        key = Keys(match_id).events
+        last = self._call(key, lambda: self.topology.client.xrevrange(key, "+", "-", count=1))
+        return _stored_event(*last[0]) if last else None
+
+    # -- waiting and following ---------------------------------------------------------------
+
+    def wait(self, match_id: str, version: int, *, timeout: float, stop: threading.Event) -> None:
+        """Block until an event after ``version`` exists, ``timeout`` seconds pass, or
+        ``stop`` is set. Reads block a slice at a time, under the socket timeout, so a frozen
+        Redis fails the wait (503) rather than hold a thread for all of it."""
+        key = Keys(match_id).events
         deadline = time.monotonic() + timeout
-        streams = {self.events_key(match_id): f"0-{version}"}
-        while (left := deadline - time.monotonic()) > 0 and not shutting_down.is_set():
+        streams = {key: f"0-{version}"}
+        while (left := deadline - time.monotonic()) > 0 and not stop.is_set():
             block = max(1, int(min(left, WAIT_SLICE) * 1000))
-            if self.blocking.xread(streams, count=1, block=block):
+            read = partial(self.topology.blocking.xread, streams, count=1, block=block)
+            if self._call(key, read):
                 return
 
-    def idempotent_answer(self, match_id: str, seat: int, key: str) -> dict[str, Any] | None:
-        """Return the recorded first answer to ``key`` from ``seat``, if any."""
-        raw = self.redis.get(self.idempotency_key(match_id, seat, key))
-        return None if raw is None else dict(jsoncodec.loads(raw))
+    def follow(
+        self, match_id: str, *, after: int, wake: float, batch: int = 100
+    ) -> Iterator[list[StoredEvent]]:
+        """Yield the match's events after version ``after`` as they come, a list at a time.
 
-    def schedule(self, match_id: str, deadline: float | None) -> None:
-        """Record (or clear) the match's next deadline for the sweeper, as a hint.
-
-        Called after a commit: the move stands whatever happens here, so a failure is
-        logged, not raised; the next request for the match settles its deadlines anyway.
+        Reads block up to ``wake`` seconds on a connection of their own; a read that times
+        out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
+        match is finished and its last event yielded, or the match has expired; a Redis
+        failure raises :class:`StoreUnavailable` (the client resumes where it was).
         """
+        keys = Keys(match_id)
         try:
-            if deadline is None:
-                self.redis.zrem(DEADLINES, match_id)
-            else:
-                self.redis.zadd(DEADLINES, {match_id: deadline})
-        except (RedisError, RedisClusterException) as error:
-            log.warning("could not index the deadline of %s: %s", match_id, type(error).__name__)
+            client = self.topology.dedicated(
+                keys.events,
+                read_timeout=wake + max(5.0, self.settings.redis_socket_timeout),
+                name="sse:" + match_id,
+            )
+        except _FAILURES as error:
+            raise StoreUnavailable(f"cannot follow {match_id}: {type(error).__name__}") from error
+        try:
+            while True:
+                try:
+                    answer = client.xread(
+                        {keys.events: f"0-{after}"}, count=batch, block=int(wake * 1000)
+                    )
+                    entries = _entries(answer)
+                    if not entries and not client.exists(keys.state):
+                        return  # the match expired
+                except _FAILURES as error:
+                    raise StoreUnavailable(
+                        f"following {match_id} failed: {type(error).__name__}"
+                    ) from error
+                events = [_stored_event(entry_id, fields) for entry_id, fields in entries]
+                yield events
+                if events:
+                    after = events[-1].version
+                    if events[-1].type is EventType.MATCH_FINISHED:
+                        return
+        finally:
+            client.close()
 
-    def due(self, now: float, *, limit: int = 100) -> list[str]:
-        """Return ids of matches whose deadline has passed."""
-        return list(self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit))
+    # -- writing -----------------------------------------------------------------------------
+
+    def commit(self, change: Change) -> Receipt | None:
+        """Apply ``change`` if the stored version is still ``change.before``.
+
+        Returns ``None`` when applied, or the receipt already kept for its idempotency key
+        (the move was applied before: nothing is written). Raises :class:`Stale` when the
+        match changed meanwhile (with the fresh state when known), :class:`OutcomeUnknown`
+        when Redis stopped answering after the commit was sent, :class:`StoreUnavailable`
+        when nothing was sent or Redis refused the script.
+        """
+        keys = Keys(change.match.id)
+        argv = self._argv(change, keys)
+        script_keys = [keys.state, keys.events, keys.deadlines]
+        if change.receipt is not None:
+            script_keys.append(keys.receipt(change.receipt[0], change.receipt[1]))
+        node = self._node(keys.state)
+        sent_at = self.breakers.check(node)
+        for attempt in range(COMMIT_SENDS):
+            try:
+                answer, replicated = self._send(script_keys, argv, keys)
+            except _NO_ANSWER as error:
+                # Sent, and maybe run: only the same commit may go again (the script
+                # recognises it), never a new one computed on top of it; and only after a
+                # dropped connection, not a timeout (a frozen Redis would be waited for twice).
+                self.breakers.trip(node, sent_at)
+                log.warning("commit to %s got no answer: %s", keys.state, type(error).__name__)
+                if not isinstance(error, RedisConnectionError):
+                    break
+                time.sleep(0.02 * (attempt + 1))
+                sent_at = time.monotonic()
+                continue
+            except _FAILURES as error:
+                # Redis answered an error: the script stopped before writing anything.
+                raise StoreUnavailable(f"the commit was refused: {error}") from error
+            self.breakers.answered(node)
+            return self._settle(change, answer, replicated)
+        raise OutcomeUnknown(f"Redis at {node} did not answer the commit, nor when sent again")
+
+    def due(self, *, limit: int = 100) -> list[str]:
+        """Ids of matches whose deadline has passed, from every shard whose node answers."""
+        due: list[str] = []
+        failed: set[str] = set()
+        for shard in range(SHARDS):
+            key = shard_tag(shard) + ":deadlines"
+            try:
+                node = self.topology.node_of(key)
+            except _FAILURES:
+                continue
+            if node in failed:
+                continue
+            try:
+                due += self._call(key, partial(self.topology.eval, DUE, [key], [limit]))
+            except StoreUnavailable as error:
+                log.warning("deadlines on %s unreadable: %s", node, error)
+                failed.add(node)
+        return due
+
+    def unschedule(self, match_id: str) -> None:
+        """Forget the deadline of a match that is gone."""
+        keys = Keys(match_id)
+        self._call(keys.deadlines, lambda: self.topology.client.zrem(keys.deadlines, match_id))
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless Redis answers."""
+        self._call("ping", self.topology.ping)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _node(self, key: str) -> str:
+        try:
+            return self.topology.node_of(key)
+        except _FAILURES as error:
+            raise StoreUnavailable(f"Redis is unreachable: {type(error).__name__}") from error
+
+    def _call(self, key: str, call: Callable[[], T]) -> T:
+        """Make one call (not a commit) to the node of ``key``, through its breaker; a read
+        that lost its connection is sent once more (reads may be repeated), not one that
+        timed out (a frozen Redis would make the caller wait twice)."""
+        node = self._node(key)
+        sent_at = self.breakers.check(node)
+        for attempt in (1, 2):
+            try:
+                answer = call()
+            except _NO_ANSWER as error:
+                self.breakers.trip(node, sent_at)
+                if attempt == 1 and isinstance(error, RedisConnectionError):
+                    sent_at = time.monotonic()  # a dropped connection: once more, on a new one
+                    continue
+                raise StoreUnavailable(f"Redis at {node} did not answer") from error
+            except _FAILURES as error:
+                raise StoreUnavailable(f"Redis at {node}: {type(error).__name__}") from error
+            self.breakers.answered(node)
+            return answer
+        raise AssertionError("unreachable")
+
+    def _send(self, script_keys: list[str], argv: list[Any], keys: Keys) -> tuple[Any, int]:
+        replicas = wait_replicas(self.settings, self.topology.replicas_of(keys.state))
+        if replicas <= 0:
+            return self.topology.eval(COMMIT, script_keys, argv), -1
+        return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
+
+    def _settle(self, change: Change, answer: list[Any], replicated: int) -> Receipt | None:
+        outcome = answer[0]
+        if outcome == "replay":
+            return _receipt(answer[1])
+        if outcome == "gone":
+            raise Stale(None)
+        if outcome == "clock":
+            self._tick(answer[1], answer[2])
+            raise Stale(None)
+        if outcome == "conflict":
+            now = self._tick(answer[3], answer[4])
+            fresh = None if answer[2] is None else self._decode(answer[2], now)
+            raise Stale(fresh)
+        # "ok" or "done" (this very commit ran before, its answer lost)
+        if replicated == 0:
+            raise OutcomeUnknown("the move is on the master but no replica acknowledged it in time")
+        self._decoded.put(change.match, change.seats)
+        return None
+
+    def _argv(self, change: Change, keys: Keys) -> list[Any]:
+        match = change.match
+        finished = match.status is game.Status.FINISHED
+        receipt = b""
+        if change.receipt is not None:
+            kept = change.receipt[2]
+            receipt = jsoncodec.dumps(
+                {"f": kept.fingerprint, "v": kept.version, "d": list(kept.drawn), "view": kept.view}
+            )
+        deadline = _next_due(match)
+        argv: list[Any] = [
+            "" if change.before is None else str(change.before),
+            str(match.version),
+            jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
+            change.commit_id,
+            receipt,
+            str(self.idempotency_ttl),
+            str(self.finished_ttl if finished else 0),
+            "" if deadline is None else repr(deadline),
+            match.id,
+            repr(change.now) if change.check_clock else "",
+            repr(CLOCK_TOLERANCE),
+            str(len(change.events)),
+        ]
+        for event in change.events:
+            argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
+        return argv
+
+    def _decode(self, state: str, now: float) -> Loaded:
+        stored = jsoncodec.loads(state)
+        match, seats = game.from_dict(stored["m"]), tuple(stored["t"])
+        self._decoded.put(match, seats)
+        return Loaded(match, seats, now)
+
+    def _tick(self, seconds: Any, micros: Any) -> float:
+        now = int(seconds) + int(micros) / 1_000_000
+        self._clock = (now, time.monotonic())
+        return now
+
+
+def _next_due(match: Match) -> float | None:
+    """When the sweeper should next look at ``match`` (None: never)."""
+    if match.status is not game.Status.PLAYING:
+        return None
+    if match.players[match.current_seat].bot:
+        return match.turn_started
+    return match.turn_deadline
+
+
+def _receipt(raw: str) -> Receipt:
+    kept = jsoncodec.loads(raw)
+    return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
+
+
+def _entries(answer: Any) -> list[tuple[str, dict[str, str]]]:
+    """The entries of an ``XREAD`` answer on one stream (RESP2 or RESP3 shape)."""
+    if not answer:
+        return []
+    if isinstance(answer, dict):
+        return list(next(iter(answer.values()))[0])
+    return list(answer[0][1])
+
+
+def _stored_event(entry_id: str, fields: dict[str, str]) -> StoredEvent:
+    text = fields["e"]
+    event_type = jsoncodec.loads(text).get("type", "")
+    return StoredEvent(int(entry_id.partition("-")[2]), EventType(event_type), text)

@@ -8,6 +8,7 @@ from typing import Any
 
 from service.game import from_dict
 from service.rules import TileSet, full_set
+from service.store import Keys
 from tests.game.support import all_tiles
 
 
@@ -93,7 +94,7 @@ def setup(
 
 def stored_tiles(redis_client: Any, match_id: str) -> Counter:
     """Every tile of the stored match: racks + pool + table."""
-    state = json.loads(redis_client.hget("{m:" + match_id + "}:state", "s"))["m"]
+    state = json.loads(redis_client.hget(Keys(match_id).state, "s"))["m"]
     return all_tiles(from_dict(state))
 
 

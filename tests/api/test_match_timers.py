@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from service.store import Keys
 from service.sweeper import Sweeper
 from tests.api.matchclient import setup
 
@@ -85,7 +86,7 @@ def test_the_sweeper_settles_an_expired_turn_when_nobody_asks(app, client, redis
     created, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5", rules={"turn_seconds": 1})
     wait_past(created["match"])
     assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
-    stored = redis_client.hget("{m:" + created["id"] + "}:state", "v")
+    stored = redis_client.hget(Keys(created["id"]).state, "v")
     assert int(stored) > created["match"]["version"]
     # The request that comes later finds nothing left to settle.
     version = int(stored)

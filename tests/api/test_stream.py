@@ -1,7 +1,7 @@
 """``GET /v1/matches/{id}/stream``: the public events as Server-Sent Events, from Redis.
 
-The events are written with the store itself (as the referee commits them), so these tests
-need nothing but Redis: the stream only reads the match's event stream.
+The events are written straight into the store's keys (as the referee's commit writes them),
+so these tests need nothing but Redis: the stream only reads the match's event stream.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 
 from service.app import create_app
 from service.game.codec import rules_to_dict
 from service.rules import Rules
-from service.store.matches import MatchStore
+from service.store import Keys
 from tests.support.contract import ContractClient
 
 KEEPALIVE = 0.2
@@ -35,8 +36,9 @@ def app(redis_url: str) -> Iterator[Flask]:
 
 
 @pytest.fixture
-def store(app: Flask) -> MatchStore:
-    return MatchStore(app.extensions["redis"])
+def store(redis_client: Any) -> Any:
+    """A plain Redis client on the app's Redis: it writes what a commit writes."""
+    return redis_client
 
 
 # What each event type's data holds, as the referee writes it (the contract checks each one).
@@ -81,16 +83,12 @@ def event(version: int, kind: str, **data: Any) -> dict[str, Any]:
     }
 
 
-def commit(store: MatchStore, *events: dict[str, Any], match_id: str = MATCH) -> None:
+def commit(store: Any, *events: dict[str, Any], match_id: str = MATCH) -> None:
     """Append ``events`` to the match, as the referee's commit does."""
-    loaded = store.load(match_id)
-    store.commit(
-        match_id,
-        expected_version=None if loaded is None else loaded.version,
-        version=events[-1]["version"],
-        state={"stub": True},
-        events=[(e["version"], e) for e in events],
-    )
+    keys = Keys(match_id)
+    store.hset(keys.state, mapping={"v": events[-1]["version"], "s": "{}", "c": "test"})
+    for e in events:
+        store.xadd(keys.events, {"e": json.dumps(e), "c": "test"}, id=f"0-{e['version']}")
 
 
 class Reader:
@@ -203,7 +201,7 @@ def test_an_event_committed_while_the_client_waits_arrives(client, store) -> Non
 
 
 def test_another_instance_sees_the_events_one_instance_commits(client, redis_url) -> None:
-    other = MatchStore(create_app({"redis_url": redis_url}).extensions["redis"])
+    other = redis.Redis.from_url(redis_url, decode_responses=True)  # another process's
     commit(other, event(1, "match_created"), event(2, "drew", count=1))
     reader = follow(client, query_string={"after": "1"})
     assert reader.event()["event"] == "drew"
@@ -245,9 +243,9 @@ def test_storage_down_is_a_503_with_retry_after(redis_server) -> None:
     assert response.headers["Retry-After"] == "1"
 
 
-def stream_connections(store: MatchStore) -> int:
-    """How many stream connections Redis sees (each is named ``sse:<events key>``)."""
-    return sum(1 for c in store.redis.client_list() if c.get("name", "").startswith("sse:"))
+def stream_connections(store: Any) -> int:
+    """How many stream connections Redis sees (each is named ``sse:<match id>``)."""
+    return sum(1 for c in store.client_list() if c.get("name", "").startswith("sse:"))
 
 
 def wait_until(condition: Any, timeout: float = 3.0) -> bool:
@@ -265,7 +263,7 @@ def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_lea
     commit(store, event(1, "match_created"))
     readers = [follow(client, query_string={"after": "1"}) for _ in range(2)]
     for reader in readers:
-        assert reader.message()["comments"] == ["following {m:m4tchStream}:events after 1"]
+        assert reader.message()["comments"] == ["following events after 1"]
         assert reader.message()["comments"] == ["keep-alive"]
     assert stream_connections(store) == 2
     for reader in readers:
@@ -278,7 +276,7 @@ def test_keep_alive_comments_keep_their_pace_while_reads_wake_more_often(redis_u
     # keep-alive comments still come once per keep-alive time, not once per read.
     app = create_app({"redis_url": redis_url, "stream_keepalive_seconds": 2.5})
     app.test_client_class = ContractClient
-    commit(MatchStore(app.extensions["redis"]), event(1, "match_created"))
+    commit(redis.Redis.from_url(redis_url, decode_responses=True), event(1, "match_created"))
     reader = follow(app.test_client(), query_string={"after": "1"})
     reader.message()  # the opening
     started = time.monotonic()
@@ -291,7 +289,7 @@ def test_a_stream_ends_soon_after_the_worker_is_told_to_stop(redis_url, stop_soo
     # A keep-alive time far longer than the test: the stream must not wait for it to end.
     app = create_app({"redis_url": redis_url, "stream_keepalive_seconds": 60})
     app.test_client_class = ContractClient
-    commit(MatchStore(app.extensions["redis"]), event(1, "match_created"))
+    commit(redis.Redis.from_url(redis_url, decode_responses=True), event(1, "match_created"))
     reader = follow(app.test_client(), query_string={"after": "1"})
     reader.message()  # the opening
     stop_soon()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from redis.cluster import RedisCluster
 
 from service.config import Settings
-from service.store.connection import connect
-from service.store.matches import MatchStore, VersionConflict
+from service.game import PlayerSpec
+from service.referee import Referee
+from service.rules import Rules
+from service.store import Change, Keys, MatchStore, Stale, open_topology
 from tests.support.cluster import LocalCluster
 
 pytestmark = pytest.mark.cluster
@@ -15,7 +19,7 @@ pytestmark = pytest.mark.cluster
 
 @pytest.fixture
 def store(redis_cluster_nodes: str) -> MatchStore:
-    return MatchStore(connect(Settings(redis_cluster_nodes=redis_cluster_nodes)))
+    return MatchStore.open(Settings(redis_cluster_nodes=redis_cluster_nodes))
 
 
 def test_the_harness_forms_a_cluster_of_three_masters_covering_every_slot(
@@ -40,66 +44,64 @@ def test_an_app_starts_while_the_cluster_is_down_and_answers_503() -> None:
     assert response.headers["Retry-After"]
 
 
-def test_connect_builds_a_cluster_client_from_the_node_list(redis_cluster_nodes: str) -> None:
-    client = connect(Settings(redis_cluster_nodes=redis_cluster_nodes))
-    assert isinstance(client.client(), RedisCluster)
-    assert client.ping()
-    assert len(client.get_primaries()) == 3
+def test_the_factory_builds_a_cluster_client_from_the_node_list(redis_cluster_nodes: str) -> None:
+    topology = open_topology(Settings(redis_cluster_nodes=redis_cluster_nodes))
+    assert isinstance(topology.client, RedisCluster)
+    assert topology.client.ping()
+    assert len(topology.client.get_primaries()) == 3
 
 
-def test_every_key_of_a_match_hashes_to_one_slot(store: MatchStore) -> None:
-    keys = [
-        store.state_key("abc"),
-        store.events_key("abc"),
-        store.idempotency_key("abc", 2, "retry-1"),
-    ]
-    assert len({store.redis.cluster_keyslot(key) for key in keys}) == 1
+def test_every_key_of_a_match_hashes_to_one_slot_with_its_deadline_index(
+    store: MatchStore,
+) -> None:
+    keys = Keys("abc")
+    names = [keys.state, keys.events, keys.deadlines, keys.receipt(2, "retry-1")]
+    assert len({store.topology.client.keyslot(name) for name in names}) == 1
 
 
 def test_matches_spread_over_the_masters(store: MatchStore) -> None:
-    owners = {store.redis.get_node_from_key(store.state_key(f"match-{n}")).port for n in range(60)}
+    owners = {store.topology.node_of(Keys(f"match-{n}").state) for n in range(60)}
     assert len(owners) == 3
 
 
-def test_the_commit_script_writes_state_events_and_idempotency_on_the_cluster(
-    store: MatchStore,
-) -> None:
-    for n in range(12):  # matches on every master
-        match_id = f"m{n}"
-        store.commit(
-            match_id,
-            expected_version=None,
-            version=1,
-            state={"id": match_id, "racks": [["R7"]]},
-            events=[(1, {"type": "match_created", "version": 1})],
-        )
-        store.commit(
-            match_id,
-            expected_version=1,
-            version=2,
-            state={"id": match_id, "racks": [[]]},
-            events=[(2, {"type": "played", "version": 2})],
-            idempotency=(store.idempotency_key(match_id, 0, "k1"), {"version": 2}),
-        )
+def referee_on(store: MatchStore) -> Referee:
+    return Referee(store)
+
+
+def test_matches_are_created_moved_and_read_back_on_every_master(store: MatchStore) -> None:
+    referee = referee_on(store)
+    players = [PlayerSpec("Ann"), PlayerSpec("Bo")]
+    owners = set()
+    for _ in range(12):
+        created = referee.create(players, rules=Rules())
+        match_id = created.match.id
+        owners.add(store.topology.node_of(Keys(match_id).state))
+        moved = referee.draw(match_id, created.tokens[created.match.current_seat])
+        assert moved.version == created.match.version + 1
         loaded = store.load(match_id)
-        assert loaded is not None
-        assert (loaded.version, loaded.state["racks"]) == (2, [[]])
-        assert [e["type"] for e in store.events(match_id)] == ["match_created", "played"]
-        assert store.idempotent_answer(match_id, 0, "k1") == {"version": 2}
+        assert loaded is not None and loaded.match.version == moved.version
+        events = store.events(match_id, after=0, limit=500)
+        assert [e["version"] for e in events] == list(range(1, moved.version + 1))
+        assert events[-1]["type"] == "drew"
+    assert len(owners) == 3
 
 
 def test_a_commit_on_a_stale_version_is_refused_on_the_cluster(store: MatchStore) -> None:
-    store.commit("x", expected_version=None, version=1, state={}, events=[])
-    store.commit("x", expected_version=1, version=2, state={}, events=[])
-    with pytest.raises(VersionConflict) as refused:
-        store.commit("x", expected_version=1, version=2, state={"late": True}, events=[])
-    assert refused.value.current == 2
-    with pytest.raises(VersionConflict):
-        store.commit("x", expected_version=None, version=1, state={}, events=[])
+    referee = referee_on(store)
+    created = referee.create([PlayerSpec("Ann"), PlayerSpec("Bo")], rules=Rules())
+    seat = created.match.current_seat
+    referee.draw(created.match.id, created.tokens[seat])
+    stale = Change(created.match.version, created.match, ("x",), (), store.now(created.match.id))
+    with pytest.raises(Stale) as refused:
+        store.commit(stale)
+    assert refused.value.fresh is not None
+    assert refused.value.fresh.match.version == created.match.version + 1
 
 
-def test_the_shared_clock_and_the_deadline_index_work_on_the_cluster(store: MatchStore) -> None:
-    now = store.now()
-    store.schedule("late", now - 1)
-    store.schedule("later", now + 60)
-    assert store.due(now) == ["late"]
+def test_deadlines_are_found_on_every_shard_of_the_cluster(store: MatchStore) -> None:
+    referee = referee_on(store)
+    players = [PlayerSpec("Ann"), PlayerSpec("Bo")]
+    ids = {referee.create(players, rules=Rules(turn_seconds=1)).match.id for _ in range(12)}
+    assert len({store.topology.node_of(Keys(match_id).deadlines) for match_id in ids}) == 3
+    time.sleep(1.3)
+    assert ids <= set(store.due(limit=100))

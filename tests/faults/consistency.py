@@ -27,6 +27,7 @@ from typing import Any
 
 from service.game import from_dict
 from service.rules import TileSet, full_set, parse_tiles
+from service.store import Keys
 from tests.game.support import all_tiles
 from tests.support.gunicorn_process import GunicornProcess, Reply, StagedRequest
 
@@ -58,13 +59,9 @@ AUTOMATIC_AFTER_MOVE = frozenset({"game_over", "match_finished"})
 MOVE_EVENTS = frozenset({"played", "drew", "passed", "draft_updated"})
 
 
-def _tag(match_id: str) -> str:
-    return "{m:" + match_id + "}"
-
-
 def stored_state(redis_client: Any, match_id: str) -> tuple[int, dict[str, Any]]:
     """The stored version and match state (the ``m`` part: racks, pool, table...)."""
-    version, state = redis_client.hmget(_tag(match_id) + ":state", "v", "s")
+    version, state = redis_client.hmget(Keys(match_id).state, "v", "s")
     assert version is not None and state is not None, f"match {match_id} is not stored"
     return int(version), json.loads(state)["m"]
 
@@ -72,7 +69,7 @@ def stored_state(redis_client: Any, match_id: str) -> tuple[int, dict[str, Any]]
 def stored_events(redis_client: Any, match_id: str) -> list[dict[str, Any]]:
     """Every event of the stored stream, checking that entry ``0-n`` holds version ``n``."""
     events = []
-    for entry_id, fields in redis_client.xrange(_tag(match_id) + ":events", "-", "+"):
+    for entry_id, fields in redis_client.xrange(Keys(match_id).events, "-", "+"):
         event = json.loads(fields["e"])
         assert entry_id == f"0-{event['version']}", (entry_id, event)
         events.append(event)

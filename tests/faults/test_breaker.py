@@ -1,15 +1,14 @@
-"""The Redis client's circuit breaker (service/store/connection.py), against a real Redis."""
+"""The store's circuit breakers (service/store/breaker.py), against a real Redis."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.config import Settings
-from service.store.connection import Breakers, StoreUnavailable, connect
+from service.store import MatchStore, StoreUnavailable
+from service.store.breaker import Breakers
 
 
 def timed(call) -> tuple[BaseException | None, float]:
@@ -27,19 +26,18 @@ def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(own_redis, fa
     settings = Settings.from_env().with_overrides(
         {"redis_url": server.url, "redis_socket_timeout": 0.5, "redis_connect_timeout": 0.5}
     )
-    client = connect(settings)
-    assert client.ping()
+    store = MatchStore.open(settings)
+    store.ping()
     if fault == "frozen":
         server.pause()
     else:
         server.stop()
     try:
-        first, first_seconds = timed(client.ping)
-        # The failure opens the breaker, so redis-py's one retry fails at once.
-        assert isinstance(first, RedisTimeoutError | RedisConnectionError | StoreUnavailable)
+        first, first_seconds = timed(lambda: store.load("some-match"))
+        assert isinstance(first, StoreUnavailable)
         if fault == "frozen":
             assert 0.4 <= first_seconds < 0.9  # one socket timeout, not two
-        later, later_seconds = timed(client.ping)
+        later, later_seconds = timed(lambda: store.load("another-match"))
         assert isinstance(later, StoreUnavailable)
         assert later_seconds < 0.05  # not sent: the breaker is open
     finally:
@@ -48,19 +46,19 @@ def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(own_redis, fa
         else:
             server.start()
     time.sleep(0.6)  # the pause is over
-    assert client.ping()
+    assert store.load("some-match") is None
 
 
 def test_an_answer_ends_the_pause_at_once() -> None:
     # A call sent before the pause (it was waiting on a frozen Redis) that gets its answer
     # once Redis is back shows the Redis is there: later calls need not wait out the pause.
     breakers = Breakers(pause=60)
-    breakers.trip(("redis", 6379))
+    breakers.trip("redis:6379")
     with pytest.raises(StoreUnavailable):
-        breakers.check(("redis", 6379))
-    breakers.check(("other", 6379))  # another address is not paused
-    breakers.answered(("redis", 6379))
-    breakers.check(("redis", 6379))
+        breakers.check("redis:6379")
+    breakers.check("other:6379")  # another node is not paused
+    breakers.answered("redis:6379")
+    breakers.check("redis:6379")
 
 
 def test_only_a_call_sent_after_the_pause_began_can_start_another() -> None:
@@ -68,7 +66,7 @@ def test_only_a_call_sent_after_the_pause_began_can_start_another() -> None:
     # address, and the later ones must not push the end of the pause further, or a Redis
     # back soon after the first failure would be left alone for up to two socket timeouts.
     breakers = Breakers(pause=0.3)
-    address = ("redis", 6379)
+    address = "redis:6379"
     sent_before = time.monotonic()
     time.sleep(0.01)
     breakers.trip(address, time.monotonic())  # the first failure: paused

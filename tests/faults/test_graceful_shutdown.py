@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 
+from service.store import Keys
 from tests.support.gunicorn_process import GunicornProcess, http_request
 
 PROMPT = 3.0  # seconds: a long wait ends within about one second of SIGTERM (service/threads.py)
@@ -93,9 +94,7 @@ def test_a_request_in_flight_when_gunicorn_is_told_to_stop_still_gets_its_answer
     answer = read_until_closed(client)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     with redis_server.client() as admin:
-        after = admin.xrange(
-            "{m:" + created["id"] + "}:events", f"(0-{created['match']['version']}", "+"
-        )
+        after = admin.xrange(Keys(created["id"]).events, f"(0-{created['match']['version']}", "+")
     assert after, "answered 200, but the draw is not in the match's log"
     started = time.monotonic()
     while web.running and time.monotonic() - started < 15:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from service.store import Keys
 from tests.faults.consistency import (
     History,
     MoveLoad,
@@ -367,7 +368,7 @@ def test_a_move_answered_503_was_not_applied(serving) -> None:
         try:
             before = ann.view().body["version"]
             reply = ann.move("draft", [["R1", "R2", "R3"]], key=key)
-            events = admin.xrange("{m:" + ann.match_id + "}:events", f"(0-{before}", "+")
+            events = admin.xrange(Keys(ann.match_id).events, f"(0-{before}", "+")
         finally:
             admin.execute_command("ACL", "SETUSER", "default", "+zadd")
     if reply.status != 503:

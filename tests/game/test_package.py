@@ -43,6 +43,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
             "DeadlinePassed",
             "Ending",
             "Event",
+            "EventType",
             "GameError",
             "GameResult",
             "InvalidMatch",

@@ -1,0 +1,49 @@
+"""Wiring: settings, the store on its Redis topology, and the referee, for every process.
+
+``create_app`` (the API) and the sweeper both start from :func:`bootstrap`, so they run the
+same referee on the same store; nothing here connects yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from service import observability
+from service.config import Settings
+from service.referee import Referee, SteppingAside
+from service.store import MatchStore
+from service.threads import long_wait, shutting_down
+
+__all__ = ["Services", "bootstrap"]
+
+
+@dataclass(frozen=True)
+class Services:
+    """What a process of the service works with."""
+
+    settings: Settings
+    store: MatchStore
+    referee: Referee
+
+
+def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
+    """Settings from the environment, then ``overrides`` (:class:`Settings` field names);
+    the store on the Redis they name; the referee on that store."""
+    settings = Settings.from_env().with_overrides(overrides)
+    store = MatchStore.open(settings)
+    referee = Referee(
+        store,
+        autoplay=SteppingAside(run=_stepping_aside),
+        on_events=observability.record_events,
+        run_search=_stepping_aside,
+        stopping=shutting_down,
+    )
+    return Services(settings, store, referee)
+
+
+def _stepping_aside(work: Callable[[], Any]) -> Any:
+    """Run a solver search with the request's run slot given up (see service/threads.py)."""
+    with long_wait():
+        return work()

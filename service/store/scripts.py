@@ -1,0 +1,90 @@
+"""The Lua scripts of the store (see :mod:`service.store.matches` for the keys).
+
+``COMMIT`` KEYS: state, events, deadlines[, receipt]. ARGV: 1 the version it replaces ('' for
+a new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt JSON ('' for
+none), 6 the receipt's TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none),
+9 the match id, 10 the clock the change was computed at ('' not to check), 11 how far off that
+clock may be, 12 the number of events, then (version, event JSON) pairs. Answers:
+
+- ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
+- ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
+- ``{'conflict', version, state, s, us}`` another commit came first (with the fresh state and
+  Redis ``TIME``); ``{'gone'}`` the match no longer exists;
+- ``{'clock', s, us}`` the clock it was computed at is off: recompute.
+
+The deadline index is written first: if that fails (an ACL, say) nothing has been written.
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
+
+COMMIT = """
+if KEYS[4] then
+  local kept = redis.call('GET', KEYS[4])
+  if kept then return {'replay', kept} end
+end
+local current = redis.call('HGET', KEYS[1], 'v')
+local before = ARGV[1]
+if (before == '' and current) or (before ~= '' and current ~= before) then
+  if current and redis.call('HGET', KEYS[1], 'c') == ARGV[4] then return {'done'} end
+  local first = '0-' .. ((before == '' and 0 or tonumber(before)) + 1)
+  local entry = redis.call('XRANGE', KEYS[2], first, first)[1]
+  if entry then
+    local fields = entry[2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'c' and fields[i + 1] == ARGV[4] then return {'done'} end
+    end
+  end
+  if not current then return {'gone'} end
+  local t = redis.call('TIME')
+  return {'conflict', current, redis.call('HGET', KEYS[1], 's'), t[1], t[2]}
+end
+if ARGV[10] ~= '' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  if math.abs(now - tonumber(ARGV[10])) > tonumber(ARGV[11]) then
+    return {'clock', t[1], t[2]}
+  end
+end
+if ARGV[8] == '' then
+  redis.call('ZREM', KEYS[3], ARGV[9])
+else
+  redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9])
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
+local events = tonumber(ARGV[12])
+for i = 0, events - 1 do
+  redis.call('XADD', KEYS[2], '0-' .. ARGV[13 + 2 * i], 'e', ARGV[14 + 2 * i], 'c', ARGV[4])
+end
+if KEYS[4] and ARGV[5] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6])
+end
+local ttl = tonumber(ARGV[7])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+return {'ok'}
+"""
+
+# KEYS: state. ARGV: the version the caller holds ('' for none). Answers the stored version,
+# the state unless it is the caller's version, and Redis TIME.
+LOAD = """
+local t = redis.call('TIME')
+local version = redis.call('HGET', KEYS[1], 'v')
+if not version then return {false, false, t[1], t[2]} end
+if version == ARGV[1] then return {version, false, t[1], t[2]} end
+return {version, redis.call('HGET', KEYS[1], 's'), t[1], t[2]}
+"""
+
+# KEYS: any key on the node to ask. Answers Redis TIME.
+TIME = "return redis.call('TIME')"
+
+# KEYS: a shard's deadline index. ARGV: the most ids to answer. Ids whose deadline has passed
+# by Redis TIME on that node.
+DUE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now), 'LIMIT', 0, ARGV[1])
+"""

@@ -1,0 +1,272 @@
+"""The shape of the Redis behind the store, chosen by one factory: :func:`open_topology`.
+
+- **Single Redis** (``REDIS_URL``), with or without replicas: a blocking connection pool.
+- **Redis Cluster** (``REDIS_CLUSTER_NODES``): a cluster client built on first use, so a worker
+  starts while the cluster is down.
+
+Both give the store the same few things: run a script on the node that holds a key (with
+``WAIT`` for replicas on the same connection, so a commit stays one round trip), a connection
+of its own for following a stream, and the name of the node that holds a key (for the
+breakers). Every client has connect and socket timeouts and **no** retry: redis-py's ``Retry``
+resends a command after a connection error, even a script Redis already ran, so the store
+decides itself what may be sent again (see :mod:`service.store.matches`).
+
+On a cluster, the client is built with ``dynamic_startup_nodes=False``: redis-py 6.4
+re-discovers the cluster after each connection error and disconnects every connection of
+the startup nodes' pools, which (when the startup nodes are the discovered ones) are the
+connections other threads are using mid-command (upstream PR #3917, in redis-py 7.2). With
+fixed startup nodes, discovery talks to clients of its own and leaves the others alone.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import AskError, MovedError
+from redis.retry import Retry
+
+from service.config import Settings
+
+__all__ = ["ClusterTopology", "SingleTopology", "Topology", "limits_storage_uri", "open_topology"]
+
+REPLICA_CHECK_SECONDS = 5.0  # how long a single Redis's count of replicas is believed
+
+
+def open_topology(settings: Settings) -> Topology:
+    """The topology ``settings`` name: a Redis Cluster if ``redis_cluster_nodes`` is set,
+    else the single Redis at ``redis_url``. Nothing connects yet."""
+    if settings.redis_cluster_nodes.strip():
+        return ClusterTopology(settings)
+    return SingleTopology(settings)
+
+
+def limits_storage_uri(settings: Settings) -> str:
+    """The rate limits' storage URI (flask-limiter) for the same Redis as the store's."""
+    if settings.redis_cluster_nodes.strip():
+        return "redis+cluster://" + ",".join(_node_names(settings.redis_cluster_nodes))
+    return settings.redis_url
+
+
+def wait_replicas(settings: Settings, replicas: int) -> int:
+    """How many replicas a commit waits for when the node has ``replicas`` of them."""
+    wanted = settings.redis_wait_replicas.strip().lower()
+    if wanted in ("", "auto"):
+        return min(replicas, 1)
+    return max(int(wanted), 0)
+
+
+class Topology:
+    """What the store needs of Redis, whatever its shape (see the module)."""
+
+    name = "redis"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @property
+    def client(self) -> Any:
+        """The client for commands on keys (a ``redis.Redis`` or a ``RedisCluster``)."""
+        raise NotImplementedError
+
+    @property
+    def blocking(self) -> Any:
+        """The client for long-polls (a pool of its own, as large as the waits)."""
+        raise NotImplementedError
+
+    def node_of(self, key: str) -> str:
+        """The name of the node that holds ``key`` now."""
+        raise NotImplementedError
+
+    def replicas_of(self, key: str) -> int:
+        """How many replicas the node holding ``key`` has (that a commit may wait for)."""
+        raise NotImplementedError
+
+    def eval(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run ``script`` on the node holding ``keys`` (one hash slot)."""
+        return self.client.eval(script, len(keys), *keys, *args)
+
+    def eval_and_wait(
+        self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
+    ) -> tuple[Any, int]:
+        """Run ``script``, then ``WAIT replicas`` on the same connection, in one round trip;
+        return the script's answer and how many replicas have its writes."""
+        raise NotImplementedError
+
+    def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
+        """A client holding one connection of its own to the node of ``key`` (for ``XREAD
+        BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it."""
+        raise NotImplementedError
+
+    def ping(self) -> None:
+        """Raise unless Redis answers."""
+        self.client.ping()
+
+    def wait_timeout_ms(self) -> int:
+        """``WAIT``'s timeout."""
+        return max(int(self.settings.redis_wait_timeout_ms), 1)
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "socket_connect_timeout": self.settings.redis_connect_timeout,
+            "socket_timeout": self.settings.redis_socket_timeout,
+            "retry": Retry(NoBackoff(), 0),
+            "decode_responses": True,
+            "health_check_interval": 0,
+        }
+
+
+class SingleTopology(Topology):
+    """One Redis (maybe with replicas) at ``REDIS_URL``."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.name = _url_node(settings.redis_url)
+        self._client = self._pooled(settings.redis_max_connections)
+        self._blocking = self._pooled(settings.redis_blocking_connections)
+        self._replicas: tuple[float, int] | None = None  # (checked at, count)
+
+    @property
+    def client(self) -> Any:
+        return self._client
+
+    @property
+    def blocking(self) -> Any:
+        return self._blocking
+
+    def node_of(self, key: str) -> str:
+        return self.name
+
+    def replicas_of(self, key: str) -> int:
+        checked = self._replicas
+        if checked is None or time.monotonic() - checked[0] > REPLICA_CHECK_SECONDS:
+            info: Any = self._client.info("replication")
+            checked = (time.monotonic(), int(info.get("connected_slaves", 0)))
+            self._replicas = checked
+        return checked[1]
+
+    def eval_and_wait(
+        self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
+    ) -> tuple[Any, int]:
+        pipe = self._client.pipeline(transaction=False)
+        pipe.eval(script, len(keys), *keys, *args)
+        pipe.execute_command("WAIT", replicas, self.wait_timeout_ms())
+        answer, acknowledged = pipe.execute(raise_on_error=False)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
+
+    def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
+        return redis.Redis.from_url(
+            self.settings.redis_url,
+            socket_connect_timeout=self.settings.redis_connect_timeout,
+            socket_timeout=read_timeout,
+            decode_responses=True,
+            single_connection_client=True,
+            client_name=name,
+        )
+
+    def _pooled(self, connections: int) -> redis.Redis:
+        pool = redis.BlockingConnectionPool.from_url(
+            self.settings.redis_url,
+            max_connections=connections,
+            timeout=self.settings.redis_pool_timeout,
+            **self._options(),
+        )
+        return redis.Redis(connection_pool=pool)
+
+
+class ClusterTopology(Topology):
+    """A Redis Cluster reached through ``REDIS_CLUSTER_NODES`` (list every node, replicas
+    too: they are the fixed startup nodes that discovery asks)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.name = "cluster"
+        self._lock = threading.Lock()
+        self._clients: dict[str, RedisCluster] = {}
+
+    @property
+    def client(self) -> RedisCluster:
+        return self._built("client", self.settings.redis_max_connections)
+
+    @property
+    def blocking(self) -> RedisCluster:
+        return self._built("blocking", self.settings.redis_blocking_connections)
+
+    def node_of(self, key: str) -> str:
+        node: ClusterNode = self.client.get_node_from_key(key)
+        return str(node.name)
+
+    def replicas_of(self, key: str) -> int:
+        # The client's slot map lists the replicas that the cluster does not flag as failed.
+        return 0 if self.client.get_node_from_key(key, replica=True) is None else 1
+
+    def eval_and_wait(
+        self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
+    ) -> tuple[Any, int]:
+        # WAIT counts the writes of its own connection: both go to the node's own client.
+        # A MOVED or ASK answer means the script did not run: the cluster client follows the
+        # redirection (and learns the new slot map) for a read, then the commit goes again.
+        for _ in range(3):
+            node = self.client.get_node_from_key(keys[0])
+            pipe = node.redis_connection.pipeline(transaction=False)
+            pipe.eval(script, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", replicas, self.wait_timeout_ms())
+            answer, acknowledged = pipe.execute(raise_on_error=False)
+            if isinstance(answer, MovedError | AskError):
+                self.client.exists(keys[0])
+                continue
+            if isinstance(answer, Exception):
+                raise answer
+            return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
+        raise MovedError(f"slot of {keys[0]} kept moving")
+
+    def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
+        node = self.client.get_node_from_key(key)
+        return redis.Redis(
+            host=node.host,
+            port=node.port,
+            socket_connect_timeout=self.settings.redis_connect_timeout,
+            socket_timeout=read_timeout,
+            decode_responses=True,
+            single_connection_client=True,
+            client_name=name,
+        )
+
+    def _built(self, role: str, connections: int) -> RedisCluster:
+        client = self._clients.get(role)
+        if client is None:
+            with self._lock:
+                client = self._clients.get(role)
+                if client is None:
+                    names = _node_names(self.settings.redis_cluster_nodes)
+                    client = RedisCluster(
+                        startup_nodes=[_cluster_node(name) for name in names],
+                        dynamic_startup_nodes=False,
+                        max_connections=connections,
+                        **self._options(),
+                    )
+                    self._clients[role] = client
+        return client
+
+
+def _node_names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _cluster_node(name: str) -> ClusterNode:
+    host, _, port = name.rpartition(":")
+    return ClusterNode(host or "127.0.0.1", int(port))
+
+
+def _url_node(url: str) -> str:
+    options = redis.connection.parse_url(url)
+    if "path" in options:
+        return str(options["path"])
+    return f"{options.get('host', 'localhost')}:{options.get('port', 6379)}"

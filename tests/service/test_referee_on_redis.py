@@ -1,0 +1,188 @@
+"""The service layer itself: the referee's use cases on the store, against a real Redis.
+
+No HTTP here: these tests call the referee as the API does, and read Redis through the store
+(or, to see what was sent, Redis's own command statistics).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import redis
+
+from service import game
+from service.config import Settings
+from service.game import NotYourTurn, PlayerSpec, Setup
+from service.referee import (
+    BadToken,
+    Idempotency,
+    IdempotencyMismatch,
+    MatchNotFound,
+    Referee,
+    StaleVersion,
+    TokenForAnotherMatch,
+)
+from service.rules import Rules, parse_tiles
+from service.store import Change, Keys, MatchStore, Stale
+from service.sweeper import Sweeper
+
+ANN_BO = [PlayerSpec("Ann"), PlayerSpec("Bo")]
+RACKS = [["R10", "R11", "R12", "K1"], ["B7", "B8", "B9", "O2"]]
+POOL = ["R13", "O3", "O4", "O5", "O6"]
+DRAFT = (parse_tiles(["R10", "R11", "R12"]),)
+# Redis counts the commands a script runs too: these are the commit script's.
+INSIDE_THE_COMMIT_SCRIPT = {"hget", "time", "zadd", "zrem", "hset", "xadd", "set", "expire"}
+
+
+@pytest.fixture
+def settings(redis_url: str) -> Settings:
+    return Settings(redis_url=redis_url)
+
+
+@pytest.fixture
+def referee(settings: Settings) -> Referee:
+    return Referee(MatchStore.open(settings))
+
+
+def another_worker(settings: Settings) -> Referee:
+    """A referee of another process: a store (and a cache) of its own on the same Redis."""
+    return Referee(MatchStore.open(settings))
+
+
+def set_up(referee: Referee, *, turn_seconds: int = 0) -> tuple[str, tuple[str, ...]]:
+    created = referee.create(
+        ANN_BO, rules=Rules(turn_seconds=turn_seconds), setup=Setup.parse(RACKS, POOL)
+    )
+    return created.match.id, created.tokens
+
+
+def commands(client: redis.Redis) -> dict[str, int]:
+    """How many times Redis ran each command so far."""
+    stats: dict[str, Any] = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+def sent_since(client: redis.Redis, before: dict[str, int]) -> dict[str, int]:
+    after = commands(client)
+    return {name: n - before.get(name, 0) for name, n in after.items() if n != before.get(name, 0)}
+
+
+def test_a_match_is_created_read_and_moved_on_through_the_referee(referee: Referee) -> None:
+    match_id, (ann, bo) = set_up(referee)
+    match, seat, _ = referee.view(match_id, bo)
+    assert (seat, match.current_seat) == (1, 0)
+    moved = referee.draw(match_id, ann)
+    assert moved.drawn == ("R13",)
+    assert moved.version == match.version + 1
+    assert moved.view["rack"] == ["R10", "R11", "R12", "R13", "K1"]
+    events = referee.events(match_id, after=match.version, limit=10)
+    assert [(e["type"], e["seat"]) for e in events] == [("drew", 0)]
+
+
+def test_a_move_on_the_workers_current_copy_is_one_round_trip(
+    referee: Referee, redis_client: redis.Redis
+) -> None:
+    match_id, (ann, _) = set_up(referee)
+    referee.view(match_id, ann)  # the worker holds the current version now
+    before = commands(redis_client)
+    referee.save_draft(match_id, ann, DRAFT)
+    sent = sent_since(redis_client, before)
+    assert sent.pop("info", 0) <= 1  # how many replicas: asked once in a while
+    assert sent.pop("eval") == 1  # the commit script, and nothing else from the client:
+    assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
+
+
+def test_a_move_on_a_copy_another_worker_made_old_is_computed_again_not_refused(
+    referee: Referee, settings: Settings
+) -> None:
+    match_id, (ann, bo) = set_up(referee)
+    referee.view(match_id, ann)  # this worker's copy: Ann to play
+    other = another_worker(settings)
+    other.draw(match_id, ann)  # now Bo's turn, unknown to this worker
+    moved = referee.draw(match_id, bo)  # judged on the fresh match, not the old copy
+    assert moved.drawn == ("O3",)
+    with pytest.raises(NotYourTurn):
+        referee.draw(match_id, bo)
+
+
+def test_a_commit_sent_twice_is_applied_once(referee: Referee) -> None:
+    match_id, _ = set_up(referee)
+    loaded = referee.store.load(match_id)
+    assert loaded is not None
+    moved = game.draw(loaded.match, 0, now=loaded.now)
+    change = Change(loaded.match.version, moved.match, loaded.seats, moved.events, loaded.now)
+    assert referee.store.commit(change) is None
+    assert referee.store.commit(change) is None  # its answer lost, sent again: recognised
+    events = referee.store.events(match_id, after=loaded.match.version)
+    assert [e["type"] for e in events] == ["drew"]
+    again = Change(loaded.match.version, moved.match, loaded.seats, moved.events, loaded.now)
+    with pytest.raises(Stale):  # the same move computed anew is another commit: refused
+        referee.store.commit(again)
+
+
+def test_an_idempotency_key_replays_the_first_answer_and_refuses_another_request(
+    referee: Referee, settings: Settings
+) -> None:
+    match_id, (ann, _) = set_up(referee)
+    key = Idempotency("k-1", "fingerprint-of-draw")
+    first = referee.draw(match_id, ann, idempotency=key)
+    again = another_worker(settings).draw(match_id, ann, idempotency=key)
+    assert again.replayed and (again.version, again.drawn, again.view) == (
+        first.version,
+        first.drawn,
+        first.view,
+    )
+    with pytest.raises(IdempotencyMismatch):
+        referee.save_draft(match_id, ann, DRAFT, idempotency=Idempotency("k-1", "another"))
+    assert len(referee.events(match_id, after=0, limit=100)) == first.version
+
+
+def test_if_match_on_an_old_version_is_refused_with_the_current_one(referee: Referee) -> None:
+    match_id, (ann, bo) = set_up(referee)
+    match, _, _ = referee.view(match_id, ann)
+    referee.draw(match_id, ann)
+    with pytest.raises(StaleVersion) as refused:
+        referee.draw(match_id, bo, if_match=match.version)
+    assert refused.value.current == match.version + 1
+
+
+def test_tokens_are_checked_against_the_match(referee: Referee) -> None:
+    match_id, (ann, _) = set_up(referee)
+    _, (other_ann, _) = set_up(referee)
+    with pytest.raises(BadToken):
+        referee.draw(match_id, None)
+    with pytest.raises(BadToken):
+        referee.draw(match_id, match_id + ".forged")
+    with pytest.raises(TokenForAnotherMatch):
+        referee.draw(match_id, other_ann)
+    with pytest.raises(MatchNotFound):
+        referee.view("no-such-match", ann)
+
+
+def test_a_passed_deadline_is_settled_by_the_sweeper_from_its_shard(
+    referee: Referee, settings: Settings
+) -> None:
+    match_id, _ = set_up(referee, turn_seconds=1)
+    keys = Keys(match_id)
+    assert referee.store.topology.client.zscore(keys.deadlines, match_id) is not None
+    time.sleep(1.2)
+    sweeper = Sweeper(another_worker(settings))
+    assert sweeper.sweep_once() >= 1
+    events = referee.events(match_id, after=0, limit=100)
+    assert "turn_timed_out" in [e["type"] for e in events]
+
+
+def test_following_yields_events_as_they_are_committed_and_ends_with_the_match(
+    referee: Referee,
+) -> None:
+    match_id, (ann, _) = set_up(referee)
+    created, _, _ = referee.view(match_id, ann)
+    following = referee.follow(match_id, after=created.version, wake=0.1)
+    assert following is not None
+    assert next(following) == []  # nothing yet: a wake-up to send a keep-alive
+    referee.draw(match_id, ann)
+    batch = next(following)
+    assert [(e.version, e.type.value) for e in batch] == [(created.version + 1, "drew")]
+    following.close()
