@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import errors, limits, matches, meld, meta, stream
+from service.api import clock, errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
 
@@ -43,6 +43,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
+        clock.blueprint,
         stream.blueprint,
         web.blueprint,
     ):

@@ -39,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from service import game
@@ -226,7 +227,7 @@ class Referee:
         """The settled match, the seat ``token`` names (``None`` without one) and the clock."""
         loaded = self._settled(match_id)
         seat = None if token is None else self._seat(match_id, loaded.seats, token)
-        return loaded.match, seat, loaded.now
+        return loaded.match, seat, _game_now(loaded)
 
     def wait(self, match_id: str, version: int, *, timeout: float) -> None:
         """Block until the match is past ``version``, ``timeout`` seconds pass, or the
@@ -367,6 +368,27 @@ class Referee:
 
     # -- the sweeper ----------------------------------------------------------------
 
+    def advance_clock(self, match_id: str, seconds: float) -> tuple[Match, float]:
+        """Test mode: run the match's clock ``seconds`` ahead and settle what falls due by then
+        (timeouts, penalties, bot turns), as if the time had passed; the match and its time."""
+        for attempt in range(MAX_ATTEMPTS):
+            loaded = self._load(match_id)
+            now = _game_now(loaded)
+            advanced = game.advance_clock(loaded.match, seconds, at=now)
+            transition = advanced.then(partial(self._advance, now=now + seconds, moved=False))
+            change = Change(
+                loaded.match.version, transition.match, loaded.seats, transition.events, loaded.now
+            )
+            try:
+                self._commit(change)
+            except Stale:
+                _back_off(attempt)
+                continue
+            return transition.match, now + seconds
+        raise Busy(
+            "the match kept changing while this request was applied; nothing was changed, retry"
+        )
+
     def settle_due(self, match_id: str) -> Match | None:
         """Settle what is owed to ``match_id`` (the sweeper's job); ``None`` if it is gone."""
         try:
@@ -393,7 +415,7 @@ class Referee:
             try:
                 if if_match is not None and if_match != loaded.match.version:
                     raise StaleVersion(loaded.match.version)
-                now = loaded.now
+                now = _game_now(loaded)
                 settled = self._advance(loaded.match, now, False)
                 transition = settled.then(
                     lambda m, now=now: self._apply(action, m, seat, now)  # type: ignore[misc]
@@ -409,7 +431,7 @@ class Referee:
                 raise
             receipt = None
             if idempotency is not None:
-                view = game.private_view(transition.match, seat, now=loaded.now)
+                view = game.private_view(transition.match, seat, now=now)
                 drawn = tuple(tile.code for tile in transition.drawn)
                 kept = Receipt(idempotency.fingerprint, transition.match.version, drawn, view)
                 receipt = (seat, idempotency.key, kept)
@@ -437,7 +459,7 @@ class Referee:
                 return Moved(receipt[2].version, receipt[2].view, receipt[2].drawn)
             return Moved(
                 transition.match.version,
-                game.private_view(transition.match, seat, now=loaded.now),
+                game.private_view(transition.match, seat, now=now),
                 tuple(tile.code for tile in transition.drawn),
             )
         raise Busy(
@@ -451,7 +473,7 @@ class Referee:
 
     def _settle_before_refusal(self, loaded: Loaded) -> None:
         """What time owes the match stands, even when the move is refused."""
-        settled = self._advance(loaded.match, loaded.now, False)
+        settled = self._advance(loaded.match, _game_now(loaded), False)
         if not settled.events:
             return
         change = Change(
@@ -489,7 +511,7 @@ class Referee:
         """Load the match and commit whatever time and bots owe it by now."""
         for attempt in range(MAX_ATTEMPTS):
             loaded = self._load(match_id)
-            transition = self._advance(loaded.match, loaded.now, False)
+            transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded
             change = Change(
@@ -530,6 +552,11 @@ class Referee:
         ):
             raise TokenForAnotherMatch("this token belongs to another match")
         raise BadToken("the seat token is not valid for this match")
+
+
+def _game_now(loaded: Loaded) -> float:
+    """The match's own clock: the shared one, ahead by what test mode advanced it."""
+    return loaded.now + loaded.match.clock_offset
 
 
 def _back_off(attempt: int) -> None:

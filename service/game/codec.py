@@ -65,6 +65,7 @@ def to_dict(match: Match) -> dict[str, Any]:
         "seed": match.seed,
         "created_at": match.created_at,
         "winner": match.winner,
+        "clock_offset": match.clock_offset,
     }
 
 
@@ -206,4 +207,5 @@ def _match_from_dict(data: Mapping[str, Any]) -> Match:
         seed=_optional_int(data["seed"]),
         created_at=float(data["created_at"]),
         winner=_optional_int(data["winner"]),
+        clock_offset=float(data.get("clock_offset", 0.0)),
     )

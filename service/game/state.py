@@ -109,6 +109,7 @@ class Match:
     seed: int | None
     created_at: float
     winner: int | None = None  # the match winner, once finished
+    clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
 
     @property
     def games_total(self) -> int:
@@ -139,6 +140,7 @@ class EventType(enum.StrEnum):
     PASSED = "passed"
     GAME_OVER = "game_over"
     MATCH_FINISHED = "match_finished"
+    CLOCK_ADVANCED = "clock_advanced"  # test mode only
 
 
 @dataclass(frozen=True, slots=True)
