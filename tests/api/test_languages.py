@@ -92,3 +92,12 @@ def test_other_problems_are_translated_too(client) -> None:
     assert stale["detail"].startswith(
         "If-Match indica una versión antigua; la partida está en la versión 2"
     )
+
+
+def test_the_meld_checker_gives_its_reasons_in_the_language_asked_for(client) -> None:
+    sets = {"sets": [["R12", "R13", "J"], ["R11", "J", "R13"]]}
+    response = client.post("/v1/meld-check", json=sets, headers={"Accept-Language": "sv"})
+    assert response.headers["Content-Language"] == "sv"
+    invalid, valid = response.get_json()["sets"]
+    assert invalid["reason"] == "en joker kan inte stå för 14: inget kommer efter 13"
+    assert (invalid["code"], valid["reason"]) == ("joker_out_of_range", None)
