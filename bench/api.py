@@ -46,7 +46,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.rules import full_set  # noqa: E402
-from service.worker import active_threads  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 CONNECTIONS = 32
@@ -174,8 +173,7 @@ def main() -> int:
         api = Api(port)
         api.wait_ready(gunicorn, folder / "gunicorn.log")
         print(
-            f"gunicorn on :{port} ({workers()} workers x {threads()} threads,"
-            f" {active_threads()} requests at a time),"
+            f"gunicorn on :{port} ({workers()} workers, {worker_class()}),"
             f" Redis on :{redis_server.port}, wrk {args.threads} thread(s),"
             f" {CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s per load"
         )
@@ -246,8 +244,9 @@ def workers() -> int:
     return gunicorn_setting("workers")
 
 
-def threads() -> int:
-    return gunicorn_setting("threads")
+def worker_class() -> str:
+    value: str = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["worker_class"]
+    return value
 
 
 def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[bytes]:

@@ -6,45 +6,55 @@ Everything comes from the environment, with these defaults:
 
     HOST=127.0.0.1  PORT=8000           where to listen
     WEB_CONCURRENCY=cores (2 to 8)      worker processes
-    GUNICORN_THREADS=64                 most threads per worker (long polls each hold one)
-    GUNICORN_ACTIVE_THREADS=3           requests a worker runs at once (service/worker.py)
+    GUNICORN_WORKER_CLASS=gevent        gunicorn's stock gevent worker (README "Worker model")
+    GUNICORN_WORKER_CONNECTIONS=5000    open connections per worker (streams, requests, idle)
+    GUNICORN_THREADS=64                 threads per worker, only with GUNICORN_WORKER_CLASS=gthread
+    REQUEST_HEAD_TIMEOUT=5              seconds a request's line and headers have to arrive whole
     GUNICORN_REUSE_PORT=1               one listening socket per worker (0: one shared socket)
     FORWARDED_ALLOW_IPS=127.0.0.1       proxies trusted for X-Forwarded-* headers
     LOG_LEVEL=info
 
 Each worker builds its own app (and so its own Redis client): nothing is preloaded.
 
-Why these defaults (measured with ``make bench`` on 2 cores; see README "Scale"):
+Why these defaults (measured with ``make bench`` on 2 cores; see README "Scale" and "Worker
+model"):
 
-- One worker per core. A worker is one Python process, and its threads share one interpreter
-  lock, so a worker uses at most about one core; the threads only cover the waits on Redis and
-  on slow clients. More workers than cores made the machine's scheduler, not the work, decide
-  the slowest answers: with 5 workers on 2 cores the p99 latency of the same load varied from
-  60 to 300 ms between runs, with 2 it stayed near 60 ms (before the worker below).
+- One worker per core. A worker is one Python process and uses at most about one core.
+  More workers than cores made the machine's scheduler, not the work, decide the slowest
+  answers: with 5 workers on 2 cores the p99 latency of the same load varied from 60 to 300 ms
+  between runs, with 2 it stayed near 60 ms.
+- ``gevent``: every connection is a greenlet of a few kilobytes, so open event streams,
+  long-polls and slow clients cost no thread (``bench/live.py``: 5,000 open streams while
+  moves keep their latency). Solver searches run on real threads (``service/threads.py``).
+  ``worker_connections`` bounds the connections of a worker; the app refuses streams beyond
+  ``MAX_STREAMS_PER_WORKER`` (4,000) with a 503 before that bound is near, so requests
+  always find room.
+- ``keepalive`` is how long the gevent worker waits for a request's line and headers, for
+  the first request of a connection as for the next ones: a client that sends half a
+  request (slowloris) is dropped after ``REQUEST_HEAD_TIMEOUT`` seconds, holding nothing
+  but its socket meanwhile.
 - ``reuse_port``: each worker listens on a socket of its own (``SO_REUSEPORT``) and the kernel
   spreads new connections across them. With one shared socket the worker that happens to wake
   first takes most of a burst of connections (28 of 32 in one run) while the other idles;
   keep-alive connections then stay unbalanced for their whole life. Because ``SO_REUSEPORT``
   would also let a second server bind the same port silently, ``on_starting`` below first
   checks that nothing listens there yet.
-- ``service.worker.ThreadWorker``: gunicorn's ``gthread`` worker, but a worker runs at most
-  ``GUNICORN_ACTIVE_THREADS`` requests at once and queues the rest in order; long-polls,
-  event streams and solver searches give their slot up while they wait
-  (``service/threads.py``). With 64 threads all taking turns at the interpreter lock a move
-  cost 33 context switches and ~1,200 us of CPU; with 4 at a time, 13 and ~900 us. Enough
-  slots keep a core busy while some requests wait on Redis: about 1 + (a request's time
-  waiting on Redis / its CPU time). With Redis on the same machine or network, 2 to 4 did
-  best in the bench (3: the write mix's p99 36 ms, 4: 46 ms); raise it for a distant Redis.
+- The open-file limit is raised to the hard limit at start (each connection is a file).
 - ``gc.freeze()`` once the app is built: the tens of thousands of objects that importing
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
-  on every full collection (which holds the worker's lock while it runs).
+  on every full collection.
 """
 
 import errno
 import gc
+import logging
 import multiprocessing
 import os
+import resource
+import signal
 import socket
+
+from service import slots  # the standard library only: safe before gevent patches anything
 
 
 def _int_from_env(name: str, default: int) -> int:
@@ -54,14 +64,15 @@ def _int_from_env(name: str, default: int) -> int:
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int_from_env('PORT', 8000)}"
 workers = _int_from_env("WEB_CONCURRENCY", max(2, min(multiprocessing.cpu_count(), 8)))
-worker_class = "service.worker.ThreadWorker"  # gthread on an elastic pool: see service/threads.py
-threads = _int_from_env("GUNICORN_THREADS", 64)  # each open event stream or long-poll holds one
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "").strip() or "gevent"
+worker_connections = _int_from_env("GUNICORN_WORKER_CONNECTIONS", 5000)
+threads = _int_from_env("GUNICORN_THREADS", 64)  # gthread only: each open stream holds one
 preload_app = False
 reuse_port = os.environ.get("GUNICORN_REUSE_PORT", "1").strip() != "0"
 
 timeout = 30  # a worker silent for this long is restarted
 graceful_timeout = 20  # on SIGTERM, in-flight requests get this long to finish
-keepalive = 5
+keepalive = _int_from_env("REQUEST_HEAD_TIMEOUT", 5)  # gevent: a request head's time to arrive
 
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
@@ -80,7 +91,12 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"
 
 
 def on_starting(server):
-    """Refuse to start when the address is taken (``SO_REUSEPORT`` would share it silently)."""
+    """Raise the open-file limit, map the table of streams per address (``service/slots.py``),
+    name the listening address in the log, and refuse to start when it is taken
+    (``SO_REUSEPORT`` would share it silently)."""
+    _raise_open_files_limit(server.log)
+    slots.install(rows=max(2 * server.cfg.workers, 16))
+    logging.getLogger("gunicorn.error").addFilter(_ListeningAt(server.cfg.bind))
     if not server.cfg.reuse_port:
         return  # gunicorn's own bind reports EADDRINUSE
     for address in server.cfg.address:
@@ -99,13 +115,62 @@ def on_starting(server):
                 raise
 
 
+def _raise_open_files_limit(log):
+    """Every open connection is a file: allow as many as the hard limit does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError) as error:
+            log.warning("could not raise the open files limit from %s: %s", soft, error)
+
+
+class _ListeningAt(logging.Filter):
+    """gunicorn names no address in "Listening at:" when each worker binds its own socket
+    (``reuse_port``): name the configured ones."""
+
+    def __init__(self, bind):
+        super().__init__()
+        self.bind = ",".join(f"http://{address}" for address in bind)
+
+    def filter(self, record):
+        if record.msg == "Listening at: %s (%s)" and record.args and not record.args[0]:
+            record.args = (self.bind, *record.args[1:])
+        return True
+
+
+def pre_fork(server, worker):
+    """Give the worker about to be forked its row of the streams table."""
+    table = slots.current_table()
+    worker.slots_row = table.assign() if table is not None else None
+
+
 def post_worker_init(worker):
-    """Leave the objects that building the app made out of every later garbage collection."""
+    """Leave the objects that building the app made out of every later garbage collection,
+    and let SIGTERM end the long waits at once (``service.threads.shutting_down``)."""
     gc.freeze()
+    from service.threads import shutting_down  # imported after gevent patched threading
+
+    graceful = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum, frame):
+        shutting_down.set()
+        # Kept-alive connections (a stream that just ended, an idle client) close now rather
+        # than after their keep-alive time: the gevent worker reads the setting each time.
+        worker.cfg.set("keepalive", 0)
+        if callable(graceful):
+            graceful(signum, frame)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def child_exit(server, worker):
-    """Drop a dead worker's live gauges from the shared Prometheus files."""
+    """Free a dead worker's row of the streams table, and drop its live gauges from the
+    shared Prometheus files."""
+    table = slots.current_table()
+    if table is not None:
+        table.release(getattr(worker, "slots_row", None))
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 

@@ -12,6 +12,8 @@ from service import observability, web
 from service.api import clock, errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
+from service.fanout import Fanout
+from service.threads import shutting_down
 
 __all__ = ["create_app"]
 
@@ -35,6 +37,10 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.json = OrjsonProvider(app)
     app.extensions["store"] = services.store
     app.extensions["referee"] = services.referee
+    # One reader per followed match feeds its streams and long-polls (service/fanout.py).
+    app.extensions["fanout"] = Fanout(
+        services.store, render=stream.sse_message, stopping=shutting_down
+    )
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
     observability.init_app(app)
     errors.init_app(app)

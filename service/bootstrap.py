@@ -14,7 +14,7 @@ from service import observability
 from service.config import Settings
 from service.referee import Referee, SteppingAside
 from service.store import MatchStore
-from service.threads import long_wait, shutting_down
+from service.threads import cpu_bound, shutting_down
 
 __all__ = ["Services", "bootstrap"]
 
@@ -35,15 +35,15 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
     store = MatchStore.open(settings)
     referee = Referee(
         store,
-        autoplay=SteppingAside(run=_stepping_aside),
+        autoplay=SteppingAside(run=_off_the_loop),
         on_events=observability.record_events,
-        run_search=_stepping_aside,
+        run_search=_off_the_loop,
         stopping=shutting_down,
     )
     return Services(settings, store, referee)
 
 
-def _stepping_aside(work: Callable[[], Any]) -> Any:
-    """Run a solver search with the request's run slot given up (see service/threads.py)."""
-    with long_wait():
-        return work()
+def _off_the_loop(work: Callable[[], Any]) -> Any:
+    """Run a solver search on a real thread when the worker runs an event loop, so that the
+    worker's other requests go on meanwhile (see service/threads.py)."""
+    return cpu_bound(work)

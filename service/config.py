@@ -24,7 +24,7 @@ class Settings:
     redis_cluster_nodes: str = ""  # "host:port,host:port": use Redis Cluster
     redis_connect_timeout: float = 0.5
     redis_socket_timeout: float = 0.5
-    redis_max_connections: int = 32
+    redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
     redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
@@ -39,6 +39,8 @@ class Settings:
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
+    max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
+    max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -60,6 +62,8 @@ class Settings:
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
         "trusted_proxies": "TRUSTED_PROXIES",
+        "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
+        "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }
 
     @classmethod

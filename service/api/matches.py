@@ -9,6 +9,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from service import game
 from service.api import auth
+from service.api.connections import Refused, waiting
 from service.api.errors import BadRequest
 from service.api.parsing import field_errors, load_body
 from service.api.schemas import (
@@ -20,7 +21,6 @@ from service.game import Match
 from service.game.state import sorted_rack
 from service.referee import Moved, Referee
 from service.rules import codes_of, name_readings
-from service.threads import long_wait
 
 __all__ = ["blueprint"]
 
@@ -85,8 +85,13 @@ def get_match(match_id: str) -> Response:
     token = auth.bearer_token()
     if "wait_version" in query:
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
-        with long_wait():  # free this request's run slot while it waits (service/threads.py)
-            referee().wait(match_id, query["wait_version"], timeout=min(query["timeout"], longest))
+        try:
+            with waiting():  # admitted by the caps of service/api/connections.py
+                current_app.extensions["fanout"].wait_after(
+                    match_id, query["wait_version"], min(query["timeout"], longest)
+                )
+        except Refused as refused:
+            return refused.response()
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})

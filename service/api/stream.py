@@ -1,8 +1,12 @@
 """``GET /v1/matches/{id}/stream``: a match's public events as Server-Sent Events.
 
-The events come from the store (:meth:`service.store.MatchStore.follow`, through the
-referee), which reads them as they are committed, so any instance serves any match and
-nothing is lost between instances; this module only writes them as Server-Sent Events.
+The events come from the store, which reads them as they are committed, so any instance
+serves any match and nothing is lost between instances. In each worker one reader per match
+feeds every stream and long-poll of that match (:mod:`service.fanout`): 1,000 viewers of one
+table cost one Redis connection per worker. An open stream costs a greenlet and its socket,
+not a thread (README "Worker model"); it is first admitted by the caps of
+:mod:`service.api.connections` (429 or 503 with ``Retry-After`` beyond them). This module
+writes the events as Server-Sent Events.
 
 Each SSE message is ``id: <version>``, ``event: <type>``, ``data: <the public event JSON>``.
 A client resumes with ``Last-Event-ID`` (EventSource sends it by itself when it
@@ -10,9 +14,9 @@ reconnects) or ``?after=<version>``. A comment line keeps the connection alive w
 nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15 by default; see
 :class:`service.config.Settings`). The stream ends once the match is finished and its last
 event sent; asked again after that, it answers 204, which tells
-EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600) so a
-worker thread is never held forever, and within a second of the worker being told to stop
-(:data:`service.threads.shutting_down`): either way the client reconnects where it left off.
+EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600), and within
+a second of the worker being told to stop (:data:`service.threads.shutting_down`): either
+way the client reconnects where it left off.
 
 The stream is public: private details (a rack, drawn tiles) never travel on it. A player's
 client refetches ``GET /v1/matches/{id}`` with its seat token when an event arrives.
@@ -22,17 +26,22 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 
 from flask import Blueprint, Response, current_app, request
 
+from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.config import Settings
+from service.fanout import Fanout, FeedLost
+from service.game import EventType
 from service.observability import STREAMS_OPEN
-from service.referee import MatchNotFound, Referee
-from service.store import StoredEvent, StoreUnavailable
-from service.threads import long_wait, shutting_down
+from service.referee import MatchNotFound
+from service.store import MatchStore, StoredEvent, StoreUnavailable
+from service.threads import shutting_down, when_closed
 
 __all__ = ["blueprint", "sse_message"]
 
@@ -40,7 +49,6 @@ blueprint = Blueprint("stream", __name__)
 log = logging.getLogger(__name__)
 
 RETRY_MILLISECONDS = 2000
-WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a stream sees the worker stopping
 _VERSION = re.compile(r"[0-9]{1,16}")
 MAX_VERSION = 2**53 - 1
 _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -50,17 +58,27 @@ _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def stream(match_id: str) -> Response:
     """Stream the public events after the client's last one; 404 for an unknown match."""
     after = _resume_point()
-    if not _MATCH_ID.fullmatch(match_id):
+    store: MatchStore = current_app.extensions["store"]
+    if not _MATCH_ID.fullmatch(match_id) or not store.exists(match_id):
         raise MatchNotFound(match_id)
-    settings: Settings = current_app.config["REFEREE_SETTINGS"]
-    keepalive = max(settings.stream_keepalive_seconds, 0.05)
-    referee: Referee = current_app.extensions["referee"]
-    events = referee.follow(match_id, after=after, wake=min(keepalive, WAKE_SECONDS))
-    if events is None:
+    last = store.last_event(match_id)
+    if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
         return Response(status=204)  # finished, and the client has every event
-    lifetime = settings.stream_max_seconds
-    messages = _messages(events, after=after, keepalive=keepalive, lifetime=lifetime)
-    response = Response(messages, mimetype="text/event-stream")
+    try:
+        ticket = admit()
+    except Refused as refused:
+        return refused.response()
+    settings: Settings = current_app.config["REFEREE_SETTINGS"]
+    messages = _messages(
+        current_app.extensions["fanout"],
+        request.environ.get("gunicorn.socket"),
+        match_id,
+        after=after,
+        latest=0 if last is None else last.version,
+        keepalive=max(settings.stream_keepalive_seconds, 0.05),
+        lifetime=settings.stream_max_seconds,
+    )
+    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache, no-store"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
     return response
@@ -72,32 +90,55 @@ def sse_message(event: StoredEvent) -> str:
 
 
 def _messages(
-    events: Iterator[list[StoredEvent]], *, after: int, keepalive: float, lifetime: float
-) -> Iterator[str]:
+    fanout: Fanout,
+    connection: socket.socket | None,
+    match_id: str,
+    *,
+    after: int,
+    latest: int,
+    keepalive: float,
+    lifetime: float,
+) -> Generator[str, None, None]:
     """SSE text until the match is finished and sent, the stream's life is over, the worker
     stops, or the client leaves (then the client reconnects with Last-Event-ID)."""
-    with long_wait():  # the stream holds its thread for minutes: free its run slot
-        started = sent = time.monotonic()
-        STREAMS_OPEN.inc()
-        try:
-            yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
-            for batch in events:
-                for event in batch:
-                    yield sse_message(event)
-                if batch:
-                    sent = time.monotonic()
-                elif time.monotonic() - sent >= keepalive:
+    follower = fanout.follow(match_id, after, latest)
+    # A client that leaves ends its stream at once (its place under the caps is free again),
+    # not at the next write.
+    gone = threading.Event()
+
+    def client_left() -> None:
+        gone.set()
+        follower.wake()
+
+    stop_watching = when_closed(connection, client_left)
+    started = sent = time.monotonic()
+    STREAMS_OPEN.inc()
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
+        while not shutting_down.is_set() and not gone.is_set():
+            now = time.monotonic()
+            left = lifetime - (now - started)
+            if left <= 0:
+                return
+            delivered = follower.next(min(keepalive - (now - sent), left))
+            if delivered is None:
+                return  # the match is finished and sent, or it expired
+            if not delivered:
+                if time.monotonic() - sent >= keepalive:
                     yield ": keep-alive\n\n"
                     sent = time.monotonic()
-                if time.monotonic() - started >= lifetime or shutting_down.is_set():
-                    return
-        except StoreUnavailable as error:
-            log.warning("event stream ended: %s", error)
-        finally:
-            STREAMS_OPEN.dec()
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+                continue  # else woken early: the worker stopping, or the lifetime is over
+            # One write for the batch; each event's text was made once for all its streams.
+            yield "".join(item.text for item in delivered)
+            sent = time.monotonic()
+            if delivered[-1].event.type is EventType.MATCH_FINISHED:
+                return
+    except (FeedLost, StoreUnavailable) as error:
+        log.warning("event stream of %s ended: %s", match_id, error)
+    finally:
+        stop_watching()
+        follower.close()
+        STREAMS_OPEN.dec()
 
 
 def _resume_point() -> int:

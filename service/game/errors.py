@@ -11,7 +11,7 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     │   ├── DeadlinePassed           the turn's deadline has passed: settle the match first
     │   ├── PoolEmpty                a draw with an empty pool: play or pass instead
     │   └── PoolNotEmpty             a pass with tiles left in the pool: draw instead
-    └── PassRefused                  a pass although a legal play exists
+    └── PassRefused                  a pass although a legal play exists (or none is proven)
 
 A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
 with its violations; :class:`MatchDecodeError` (a ``ValueError``) means stored
@@ -90,7 +90,7 @@ class PoolNotEmpty(WrongPhase):
 
 
 class PassRefused(GameError):
-    """A pass was asked for although the solver found a legal play."""
+    """A pass was asked for although the solver found a legal play, or could not rule."""
 
     kind = "pass-refused"
 

@@ -214,8 +214,9 @@ class ClusterTopology(Topology):
         # A MOVED or ASK answer means the script did not run: the cluster client follows the
         # redirection (and learns the new slot map) for a read, then the commit goes again.
         for _ in range(3):
-            node = self.client.get_node_from_key(keys[0])
-            pipe = node.redis_connection.pipeline(transaction=False)
+            client = self.client
+            node = client.get_node_from_key(keys[0])
+            pipe = client.get_redis_connection(node).pipeline(transaction=False)
             pipe.eval(script, len(keys), *keys, *args)
             pipe.execute_command("WAIT", replicas, self.wait_timeout_ms())
             answer, acknowledged = pipe.execute(raise_on_error=False)

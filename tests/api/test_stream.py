@@ -257,17 +257,22 @@ def wait_until(condition: Any, timeout: float = 3.0) -> bool:
     return condition()
 
 
-def test_each_stream_reads_on_a_connection_of_its_own_closed_when_the_client_leaves(
+def test_the_streams_of_a_match_share_one_reader_closed_when_the_last_client_leaves(
     client, store
 ) -> None:
+    assert wait_until(lambda: stream_connections(store) == 0)  # earlier tests' readers are gone
     commit(store, event(1, "match_created"))
-    readers = [follow(client, query_string={"after": "1"}) for _ in range(2)]
+    readers = [follow(client, query_string={"after": "1"}) for _ in range(3)]
     for reader in readers:
         assert reader.message()["comments"] == ["following events after 1"]
-        assert reader.message()["comments"] == ["keep-alive"]
-    assert stream_connections(store) == 2
+    commit(store, event(2, "drew", count=1))
     for reader in readers:
-        reader.close()
+        assert reader.message()["id"] == "2"  # one read fed all three
+    assert stream_connections(store) == 1
+    readers[0].close()
+    readers[1].close()
+    assert stream_connections(store) == 1  # one client still follows the match
+    readers[2].close()
     assert wait_until(lambda: stream_connections(store) == 0)
 
 

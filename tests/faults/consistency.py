@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -167,6 +167,7 @@ class History:
         bots: frozenset[int] = frozenset(),
         created_version: int,
         exhaustive: bool = True,
+        unknown: Iterable[tuple[int, str]] = (),
     ) -> dict[str, int]:
         """Hold the acknowledged moves of ``match_id`` to its event log; return counts.
 
@@ -180,7 +181,9 @@ class History:
         - with ``exhaustive``, nothing unacknowledged is in the log: every ``played``,
           ``drew``, ``passed``, ``draft_updated`` by a human seat, and every
           ``game_started`` after the match's creation, is claimed by one acknowledged
-          move, except the ``drew``/``passed`` that settle a timed-out turn.
+          move, except the ``drew``/``passed`` that settle a timed-out turn; ``unknown``
+          lists ``(seat, move)`` sent without a key whose outcome the client could not know
+          (a 503): each may account for one event of its kind by its seat, no more.
         """
         acks = self.of(match_id)
         by_version = {event["version"]: event for event in events}
@@ -219,8 +222,12 @@ class History:
             if original.body is not None and ack.body is not None:
                 assert ack.body == original.body, f"{match_id}: replay {ack} changed the answer"
         if exhaustive:
+            maybe = Counter((seat, EVENT_OF_MOVE[move]) for seat, move in unknown)
             for event in events:
                 if not self._needs_ack(event, by_version, bots, created_version):
+                    continue
+                if event["version"] not in claimed and maybe[(event["seat"], event["type"])] > 0:
+                    maybe[(event["seat"], event["type"])] -= 1  # an unknown outcome: applied
                     continue
                 assert event["version"] in claimed, (
                     f"{match_id}: event {event['version']} ({event['type']} by seat "
@@ -395,7 +402,7 @@ class Sent:
     seat: Seat
     move: str
     table: list[list[str]] | None
-    key: str
+    key: str | None  # None: sent without a key, so it cannot be resent safely
     answer: str  # "503", or the exception's name
 
 
@@ -408,9 +415,19 @@ class MoveLoad:
     applied), applied now, or refused, and never applied twice.
     """
 
-    def __init__(self, web: GunicornProcess, matches: list[list[Seat]], history: History):
+    def __init__(
+        self,
+        web: GunicornProcess,
+        matches: list[list[Seat]],
+        history: History,
+        *,
+        keyed: Callable[[int], bool] = lambda number: True,
+    ):
         self.web, self.matches, self.history = web, matches, history
+        self.keyed = keyed  # which clients (by match number) send an Idempotency-Key
         self.unknown: list[Sent] = []
+        self.unkeyed_unknown: list[Sent] = []  # kept apart: never resent
+        self.without_retry_after = 0  # 503 answers that did not say when to retry
         self.crashes: list[str] = []
         self.statuses: Counter[str] = Counter()
         self.stopping = threading.Event()
@@ -473,16 +490,18 @@ class MoveLoad:
                 move, table = "draw", None
             else:
                 move, table = "draft", [[rack[step % len(rack)]]]
-            key = new_key()
+            key = new_key() if self.keyed(number) else None
             try:
                 reply = seat.move(move, table, key=key, timeout=10)
             except (OSError, http.client.HTTPException) as error:
                 self._count(type(error).__name__)
-                with self._lock:
-                    self.unknown.append(Sent(seat, move, table, key, type(error).__name__))
+                self._unknown(Sent(seat, move, table, key, type(error).__name__))
                 turn = None
                 continue
             self._count(str(reply.status))
+            if reply.status == 503 and not (reply.header("Retry-After") or "").isdigit():
+                with self._lock:
+                    self.without_retry_after += 1
             if 200 <= reply.status < 300:
                 self.history.record(seat.ack(move, reply, if_match=None, key=key))
                 view = reply.body["match"]
@@ -493,9 +512,13 @@ class MoveLoad:
                     turn = None  # read the next seat's rack
             else:
                 if reply.status >= 500:
-                    with self._lock:
-                        self.unknown.append(Sent(seat, move, table, key, str(reply.status)))
+                    self._unknown(Sent(seat, move, table, key, str(reply.status)))
+                    self.stopping.wait(0.05)
                 turn = None
+
+    def _unknown(self, sent: Sent) -> None:
+        with self._lock:
+            (self.unknown if sent.key is not None else self.unkeyed_unknown).append(sent)
 
     def settle_unknown(self) -> dict[str, int]:
         """Resend every move of unknown outcome with its key; record those that acted.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import resource
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,27 @@ def test_a_second_server_on_a_taken_port_refuses_to_start(redis_server, start_gu
         second.stop()
         second.cleanup()
     assert first.request("GET", "/readyz").status == 200
+
+
+def test_the_log_names_the_address_it_listens_at(redis_server, start_gunicorn) -> None:
+    # With a socket per worker gunicorn's master has none to name: the address is the bind.
+    web = start_gunicorn(redis_server.url, workers=2)
+    assert f"Listening at: http://127.0.0.1:{web.port} (" in web.log_text()
+    assert "Listening at:  (" not in web.log_text()
+
+
+def test_the_open_files_limit_is_raised_to_the_hard_limit(redis_server, start_gunicorn) -> None:
+    # Started with a low soft limit (inherited from this process), as from a default shell.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256), hard))
+    try:
+        web = start_gunicorn(redis_server.url, workers=1)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    for pid in (web.pid, *web.worker_pids()):
+        limits = Path(f"/proc/{pid}/limits").read_text().splitlines()
+        soft, hard = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
+        assert soft == hard, limits
 
 
 LISTEN, ESTABLISHED = "0A", "01"  # socket states as /proc/net/tcp writes them

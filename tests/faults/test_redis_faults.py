@@ -61,7 +61,7 @@ def wait_until_serving(
 
     One 200 shows only that the worker which answered is serving: each read is a new
     connection, which may go to any worker, and each worker learns by itself that Redis is
-    back (see ``Breakers`` in service/store/connection.py).
+    back (see ``Breakers`` in service/store/breaker.py).
     """
     started = time.monotonic()
     served = 0
@@ -350,10 +350,10 @@ class AppliedAfter503(AssertionError):
 def test_a_move_answered_503_was_not_applied(serving) -> None:
     """A move answered 503 was not applied, even when only the deadline index fails.
 
-    Here the match's own keys answer but the ``deadlines`` index does not: ZADD is denied
-    to the service's Redis user, nothing else. On a single Redis the commit script indexes
-    the deadline before it writes anything, so the move fails whole (503, nothing applied);
-    where the index is written apart (Redis Cluster) its failure is only logged (200).
+    Here the match's own keys answer but the deadline index does not: ZADD is denied to the
+    service's Redis user, nothing else. The commit script indexes the deadline (in the match's
+    own shard, on every topology) before it writes anything, so the move fails whole (503,
+    nothing applied).
     """
     redis_server, web, _ = serving
     _, (ann, _bo) = create_match(

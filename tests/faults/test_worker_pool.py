@@ -1,4 +1,5 @@
-"""The gunicorn worker's pool (service/worker.py): one run slot, yet waits never block others."""
+"""One gunicorn worker: open long-polls, streams and silent connections never hold up others
+(the gevent worker, README "Worker model")."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ QUICK = 1.0  # seconds: far less than any of the waits below
 
 
 def one_slot(redis_server, start_gunicorn):
-    return start_gunicorn(
-        redis_server.url, workers=1, threads=16, env={"GUNICORN_ACTIVE_THREADS": "1"}
-    )
+    return start_gunicorn(redis_server.url, workers=1)
 
 
 def create(web) -> dict:

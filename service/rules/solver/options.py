@@ -1,0 +1,395 @@
+"""What each colour can do at a number, worked out once and shared by every search.
+
+At each number a search decides how many tiles of each colour it places (every table
+tile, any rack tiles), how many go into groups and how many jokers join them, then
+how each colour's runs take the rest. What a colour can do from a given run state
+(its *options*, :class:`ColourOptions`) depends only on that colour's tiles, locks
+and joker budget there, so one :class:`OptionCache` keeps them for the whole process,
+with the group choices (:class:`Choices`) and the run states
+(:class:`service.rules.solver.packing.RunStates`). The cache is bounded: when it holds
+too many, it starts afresh, and the searches under way keep what they hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
+from service.rules.solver.packing import (
+    JOKER_WEIGHT,
+    SCALE,
+    STATE_BITS,
+    TILE_WEIGHT,
+    UNREACHABLE,
+    RunStates,
+)
+from service.rules.solver.position import Position
+from service.rules.solver.runs import Fate, RunMove, run_moves
+from service.rules.tiles import MAX_NUMBER
+
+__all__ = [
+    "CACHE",
+    "ESSENTIAL_FLAG",
+    "LEFT_SHIFT",
+    "MELD_FLAG",
+    "Choice",
+    "Choices",
+    "ColourOptions",
+    "Entry",
+    "Kit",
+    "Option",
+    "OptionCache",
+    "Step",
+]
+
+COLOURS = 4
+MELD_FLAG = 1
+ESSENTIAL_FLAG = 2
+PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
+# For the group choices a state allows, each colour says, for each count of real tiles
+# it may send to groups (at most 3, with the XP box), the fewest jokers its runs then
+# need: 3 bits a count, NONE where no option exists, 12 bits a colour.
+NEED_BITS = 3
+NONE = (1 << NEED_BITS) - 1
+COLOUR_NEEDS = 4 * NEED_BITS
+ALL_NONE = (1 << COLOUR_NEEDS) - 1
+LEFT_SHIFT = COLOUR_NEEDS * COLOURS  # above it, the jokers the state has left
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How one colour takes the tiles of one number.
+
+    ``used`` real tiles in all, ``slot_reals`` of them into locked-run slots; the
+    run move spends the rest with ``continuing_jokers`` jokers.
+    """
+
+    used: int
+    slot_reals: int
+    continuing_jokers: int
+    move: RunMove
+
+
+# An option for one colour: (key bits, value gained, jokers used, meld value added, step);
+# the value is the score gained, scaled, plus the strength of the colour's new run state
+Option = tuple[int, int, int, int, Step]
+# The same before it is placed at a colour and a number: (run state id, rack tiles
+# placed, jokers used, meld value added, step)
+Template = tuple[int, int, int, int, Step]
+# A colour's options from one run state, by the real tiles it sends to groups; the
+# fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; and
+# for each count the most an option gains, its jokers' weight taken off (see _tops)
+Entry = tuple[tuple[tuple[Option, ...], ...], int, tuple[int, ...]]
+# A group choice, numbered: (index, real tiles of each colour, jokers)
+Choice = tuple[int, int, int, int, int, int]
+
+
+class OptionCache:
+    """Every search's options, group choices and run states, bounded.
+
+    ``options_limit`` bounds the templates (a colour's options from one run state, before
+    they are placed at a colour and number), ``kits_limit`` the numbers seen (each with
+    its choices and four colours' options), ``choices_limit`` the group choices; past a
+    limit the cache drops them all and starts afresh. Run states are never dropped (see
+    :class:`RunStates`).
+    """
+
+    def __init__(
+        self, *, options_limit: int = 20_000, kits_limit: int = 20_000, choices_limit: int = 4_000
+    ) -> None:
+        self.options_limit = options_limit
+        self.kits_limit = kits_limit
+        self.choices_limit = choices_limit
+        self.run_states = RunStates()
+        self.templates: dict[tuple[int, ...], tuple[tuple[Template, ...], ...]] = {}
+        self.colours: dict[tuple[int, ...], ColourOptions] = {}
+        self.kits: dict[tuple[object, ...], Kit] = {}
+        self.choices: dict[tuple[object, ...], Choices] = {}
+        self.endings: dict[int, Option] = {}
+
+    def clear(self) -> None:
+        """Drop the options and choices (not the run states); searches keep what they hold."""
+        self.kits = {}
+        self.colours = {}
+        self.templates = {}
+        self.choices = {}
+
+    def kit(self, position: Position, number: int, jokers: int, flags: int) -> Kit:
+        """The group choices and each colour's options at ``number``, shared by every search
+        that sees the same tiles, locks and joker budget there."""
+        mandatory, optional = position.mandatory[number], position.optional[number]
+        slots = position.slots[number]
+        starts, ends = position.locked_starts[number], position.locked_ends[number]
+        forced = position.forced[number]
+        joker_meld = number if position.jokers_count_in_meld else 0
+        key = (number, jokers, flags, joker_meld, mandatory, optional, slots, starts, ends, forced)
+        found = self.kits.get(key)
+        if found is None:
+            if len(self.templates) > self.options_limit or len(self.kits) > self.kits_limit:
+                self.clear()
+            available = tuple(m + o for m, o in zip(mandatory, optional, strict=True))
+            table = self._group_choices(available, jokers, forced, bool(flags & ESSENTIAL_FLAG))
+            options = tuple(
+                self._colour_options(
+                    colour,
+                    (
+                        number,
+                        mandatory[colour],
+                        optional[colour],
+                        slots[colour],
+                        starts[colour],
+                        ends[colour],
+                        joker_meld,
+                    ),
+                    jokers,
+                    flags,
+                )
+                for colour in range(COLOURS)
+            )
+            found = self.kits[key] = (table, options)
+        return found
+
+    def template(
+        self, context: tuple[int, ...], jokers: int, flags: int, state_id: int
+    ) -> tuple[tuple[Template, ...], ...]:
+        """A colour's options from run state ``state_id``, by the real tiles it sends to groups.
+
+        They do not depend on the colour, nor on the number unless prefix jokers or the
+        meld value see it, so one template serves many colours and numbers.
+        """
+        number, must, may, slots, starts, ends, joker_meld = context
+        meld = bool(flags & MELD_FLAG)
+        essential = bool(flags & ESSENTIAL_FLAG)
+        prefix_allowed = number > 1 and (not essential or number >= PREFIX_FROM)
+        sees_number = meld or (prefix_allowed and jokers > 0)
+        key = (
+            state_id,
+            must,
+            may,
+            slots,
+            starts,
+            ends,
+            jokers,
+            flags,
+            number if sees_number else -1,
+            joker_meld if meld else 0,
+        )
+        found = self.templates.get(key)
+        if found is not None:
+            return found
+        run_states = self.run_states
+        state = run_states.states[state_id]
+        lists: list[tuple[Template, ...]] = []
+        for group_reals in range(must + may + 1):
+            best: dict[tuple[int, int, int], Template] = {}
+            for used in range(max(must, group_reals), must + may + 1):
+                spare = used - group_reals
+                for slot_reals in range(min(slots, spare) + 1):
+                    slot_jokers = slots - slot_reals
+                    run_reals = spare - slot_reals
+                    for continuing in range(min(jokers - slot_jokers, len(state)) + 1):
+                        most_prefix = jokers - slot_jokers - continuing if prefix_allowed else 0
+                        for prefix in range(most_prefix + 1):
+                            moves = run_moves(
+                                state,
+                                run_reals,
+                                continuing,
+                                starts,
+                                prefix,
+                                ends,
+                                number if prefix else 1,
+                                meld=meld,
+                                essential=essential,
+                            )
+                            joker_count = slot_jokers + continuing + prefix
+                            extra = used - must
+                            for move in moves:
+                                value = 0
+                                if meld:
+                                    value = spare * number + continuing * joker_meld
+                                    value += move.prefix_value if joker_meld else 0
+                                new_id = run_states.id_of(move.state)
+                                slot = (new_id, joker_count, value)
+                                held = best.get(slot)
+                                if held is None or held[1] < extra:
+                                    step = Step(used, slot_reals, continuing, move)
+                                    best[slot] = (new_id, extra, joker_count, value, step)
+            lists.append(_strongest(best.values(), run_states.weaker, spare_jokers=essential))
+        found = self.templates[key] = tuple(lists)
+        return found
+
+    def _colour_options(
+        self, colour: int, context: tuple[int, ...], jokers: int, flags: int
+    ) -> ColourOptions:
+        key = (colour, jokers, flags, *context)
+        found = self.colours.get(key)
+        if found is None:
+            found = self.colours[key] = ColourOptions(self, colour, context, jokers, flags)
+        return found
+
+    def _group_choices(
+        self,
+        available: tuple[int, ...],
+        jokers: int,
+        forced: tuple[ForcedGroup, ...],
+        essential: bool,
+    ) -> Choices:
+        key = (available, jokers, forced, essential)
+        found = self.choices.get(key)
+        if found is None:
+            if len(self.choices) > self.choices_limit:
+                self.choices = {}
+            choices = group_choices(available, jokers, forced, essential=essential)
+            found = self.choices[key] = Choices(choices)
+        return found
+
+    def ending(self, state_id: int) -> Option:
+        """The option that ends every run of state ``state_id`` and lays nothing."""
+        found = self.endings.get(state_id)
+        if found is None:
+            length = len(self.run_states.states[state_id])
+            move = RunMove((), (Fate.END,) * length, (0,) * length, (), (), 0)
+            found = self.endings[state_id] = (0, 0, 0, 0, Step(0, 0, 0, move))
+        return found
+
+
+def _strongest(
+    found: Iterable[Template], weaker: list[tuple[int, ...]], *, spare_jokers: bool
+) -> tuple[Template, ...]:
+    """Drop the options another beats, and sort the rest by the jokers they lay.
+
+    An option beats another when its run state is at least as strong, it places and
+    adds to the meld at least as much, and it lays as many jokers (no more, when
+    jokers left over are spare): whatever the other leads to, it leads to as well.
+    """
+    options = list(found)
+    kept = []
+    for option in options:
+        weak_id = option[0]
+        for other in options:
+            if (
+                other is not option
+                and other[1] >= option[1]
+                and other[3] >= option[3]
+                and (other[2] <= option[2] if spare_jokers else other[2] == option[2])
+                and weak_id in weaker[other[0]]
+            ):
+                break
+        else:
+            kept.append(option)
+    kept.sort(key=_jokers_of)
+    return tuple(kept)
+
+
+def _jokers_of(option: Template) -> int:
+    return option[2]
+
+
+class ColourOptions(dict[int, Entry]):
+    """The options of one colour at one number, by the key bits of its run state.
+
+    Filled on demand and shared by every search of the process whose number looks
+    the same for that colour: the same tiles, locks and joker budget.
+    """
+
+    def __init__(
+        self, cache: OptionCache, colour: int, context: tuple[int, ...], jokers: int, flags: int
+    ) -> None:
+        super().__init__()
+        self.cache = cache
+        self.colour = colour
+        self.context = context
+        self.jokers = jokers
+        self.flags = flags
+
+    def __missing__(self, bits: int) -> Entry:
+        colour = self.colour
+        shift = STATE_BITS * colour
+        number = self.context[0]
+        weight = TILE_WEIGHT + number
+        joker_weight = 0 if self.flags & ESSENTIAL_FLAG else JOKER_WEIGHT
+        strengths = self.cache.run_states.strengths
+        lists = tuple(
+            tuple(
+                (
+                    new_id << shift,
+                    ((extra * weight + jokers * joker_weight) << SCALE) + strengths[new_id],
+                    jokers,
+                    value,
+                    step,
+                )
+                for new_id, extra, jokers, value, step in options
+            )
+            for options in self.cache.template(self.context, self.jokers, self.flags, bits >> shift)
+        )
+        needs = ALL_NONE
+        for reals, found in enumerate(lists):
+            if found:  # sorted by jokers: the first needs the fewest
+                fewest = min(found[0][2], NONE - 1)
+                needs ^= (NONE ^ fewest) << NEED_BITS * reals
+        entry = self[bits] = (lists, needs << COLOUR_NEEDS * colour, _tops(lists, joker_weight))
+        return entry
+
+
+def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int, ...]:
+    """For each list of options, the most any gains once its jokers' weight is taken off.
+
+    The searches add these up to see whether a state can still reach the floor, before
+    they try the options one by one.
+    """
+    scaled = joker_weight << SCALE
+    return tuple(
+        max((option[1] - option[2] * scaled for option in options), default=UNREACHABLE)
+        for options in lists
+    )
+
+
+class Choices(dict[int, list[Choice]]):
+    """The group choices at one number; and, filled on demand, those a state allows.
+
+    A state's key here holds, for each colour and count of real tiles sent to groups,
+    the fewest jokers the colour's runs then need (see ``NEED_BITS``), and above
+    ``LEFT_SHIFT`` the jokers it has left. A choice is allowed when every colour has
+    options for it and the jokers all need, with the group's, are at hand: then at
+    least one way to place it exists.
+    """
+
+    def __init__(self, choices: tuple[GroupChoice, ...]) -> None:
+        super().__init__()
+        self.choices = choices
+        self.numbered: list[Choice] = [
+            (index, reals[0], reals[1], reals[2], reals[3], jokers)
+            for index, (reals, jokers) in enumerate(choices)
+        ]
+        # where each colour's need for the choice sits in a key
+        self.places = [
+            (
+                choice,
+                NEED_BITS * choice[1],
+                COLOUR_NEEDS + NEED_BITS * choice[2],
+                2 * COLOUR_NEEDS + NEED_BITS * choice[3],
+                3 * COLOUR_NEEDS + NEED_BITS * choice[4],
+            )
+            for choice in self.numbered
+        ]
+
+    def __missing__(self, key: int) -> list[Choice]:
+        left = key >> LEFT_SHIFT
+        found: list[Choice] = []
+        for choice, place0, place1, place2, place3 in self.places:
+            need0 = key >> place0 & NONE
+            need1 = key >> place1 & NONE
+            need2 = key >> place2 & NONE
+            need3 = key >> place3 & NONE
+            if NONE in (need0, need1, need2, need3):
+                continue
+            if choice[5] + need0 + need1 + need2 + need3 <= left:
+                found.append(choice)
+        self[key] = found
+        return found
+
+
+# The group choices at one number and each colour's options there
+Kit = tuple[Choices, tuple[ColourOptions, ...]]
+CACHE = OptionCache()  # the one cache of the process

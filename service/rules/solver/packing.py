@@ -1,0 +1,290 @@
+"""How a search state is packed into integers, and which states beat others.
+
+After number ``v`` a *state* holds, for each colour, the codes of its open runs
+(:mod:`service.rules.solver.runs`), how many jokers are placed so far and, before
+the initial meld, the meld value so far (capped at the threshold). It is packed into
+one integer: 12 bits per colour (an interned run state, see :class:`RunStates`),
+then the jokers placed, then the meld value. Its value is one integer too: the score
+shifted left by ``SCALE``, plus the strength of its runs, so that sorting by value
+puts a state before every state it beats. The score is what the placed rack tiles
+are worth: ``TILE_WEIGHT`` each plus its penalty value (a joker 30), so more tiles
+always beat more points.
+
+:func:`undominated` and its two quicker variants drop the states of a layer that
+another state beats in every colour, scoring as much.
+"""
+
+from __future__ import annotations
+
+import threading
+from operator import itemgetter
+
+from service.rules.solver.runs import RunState, strength, weaker_states
+from service.rules.tiles import JOKER_PENALTY
+
+__all__ = [
+    "ALL_STATES",
+    "JOKER_MASK",
+    "JOKER_SHIFT",
+    "JOKER_WEIGHT",
+    "MASK_0",
+    "MASK_1",
+    "MASK_2",
+    "MASK_3",
+    "MELD_MASK",
+    "MELD_SHIFT",
+    "NO_STRENGTH",
+    "SCALE",
+    "SMALL_LAYER",
+    "STATE_BITS",
+    "STATE_MASK",
+    "TILE_WEIGHT",
+    "UNREACHABLE",
+    "RunStates",
+    "colour_ids",
+    "undominated",
+    "undominated_plain",
+    "undominated_spare",
+]
+
+TILE_WEIGHT = 1 << 16
+JOKER_WEIGHT = TILE_WEIGHT + JOKER_PENALTY
+COLOURS = 4
+STATE_BITS = 12
+STATE_MASK = (1 << STATE_BITS) - 1
+JOKER_SHIFT = STATE_BITS * COLOURS
+JOKER_MASK = 0xFF
+MELD_SHIFT = JOKER_SHIFT + 8
+MELD_MASK = 0xFFFF
+ALL_STATES = (1 << JOKER_SHIFT) - 1
+MASK_0 = STATE_MASK
+MASK_1 = STATE_MASK << STATE_BITS
+MASK_2 = STATE_MASK << 2 * STATE_BITS
+MASK_3 = STATE_MASK << 3 * STATE_BITS
+# a state's value holds its score, then the strength of its runs (below 1 << SCALE)
+SCALE = 12
+STRENGTH_MASK = (1 << SCALE) - 1
+NO_STRENGTH = ~STRENGTH_MASK
+SCORE_ORDER = 1 << 24  # sort keys for undominated: score, then jokers, then strength
+JOKER_ORDER = 1 << SCALE
+MELD_ORDER = MELD_MASK + 1
+UNREACHABLE = -(1 << 60)  # below any score
+SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
+
+
+class RunStates:
+    """The run states met so far, each with its id (its 12 bits in a key), its strength
+    and the ids of the states it dominates; shared by every search and thread.
+
+    At most ``STATE_MASK + 1`` states fit in 12 bits; the few hundred the rules allow
+    (runs of one colour, up to three copies and four jokers) are far below that, so
+    the table is never dropped: ids stay valid for every search under way.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[RunState, int] = {(): 0}
+        self.states: list[RunState] = [()]
+        self.strengths: list[int] = [0]
+        self.weaker: list[tuple[int, ...]] = [(0,)]  # by id: the ids of the states it dominates
+        self._lock = threading.RLock()
+
+    def id_of(self, state: RunState) -> int:
+        """The id of ``state``, interning it (and the states it dominates) first if new."""
+        found = self.ids.get(state)
+        if found is None:
+            with self._lock:
+                found = self._intern(state)
+        return found
+
+    def _intern(self, state: RunState) -> int:
+        """Intern ``state`` and every state it dominates; hold the lock.
+
+        A state's id is published last, once the states it dominates have theirs: a
+        search that meets the id can rely on them (see :func:`undominated`).
+        """
+        found = self.ids.get(state)
+        if found is None:
+            if len(self.states) > STATE_MASK:
+                raise OverflowError("too many distinct run states to pack")
+            found = len(self.states)
+            self.states.append(state)
+            self.strengths.append(strength(state))
+            self.weaker.append(())
+            weak_ids = [
+                found if weak == state else self._intern(weak) for weak in weaker_states(state)
+            ]
+            self.weaker[found] = tuple(sorted(weak_ids))
+            self.ids[state] = found
+        return found
+
+
+def colour_ids(key: int) -> tuple[int, int, int, int]:
+    """The run state id of each colour in ``key``."""
+    return (
+        key & STATE_MASK,
+        (key >> STATE_BITS) & STATE_MASK,
+        (key >> 2 * STATE_BITS) & STATE_MASK,
+        (key >> 3 * STATE_BITS) & STATE_MASK,
+    )
+
+
+def undominated(
+    layer: dict[int, int], run_states: RunStates, *, spare_jokers: bool, max_jokers: int
+) -> dict[int, int]:
+    """Keep the states no other state beats: as strong in every colour, scoring as much,
+    with a meld value as high.
+
+    Unless jokers left over are free to place or not (``spare_jokers``: essential mode,
+    or no table joker to place, where a state that used fewer jokers can do more),
+    states are compared only with states that placed as many jokers. Stronger states
+    come first, so one pass against the states kept so far suffices: for each colour a
+    bit mask per run state marks the kept states at least that strong, one per joker
+    count the kept states that used no more, one per meld value those that reached as
+    much.
+    """
+    if len(layer) <= SMALL_LAYER:
+        return layer
+    weaker = run_states.weaker
+    melds = sorted({(key >> MELD_SHIFT) & MELD_MASK for key in layer})
+    rank = {meld: index for index, meld in enumerate(melds)}
+    # best score first, then fewest jokers, then strongest, then the highest meld value:
+    # a state's betters come first
+    order = sorted(layer.items(), key=_meld_order)
+    kept: dict[int, int] = {}
+    size = len(run_states.states)
+    top_jokers = max_jokers + 1 if spare_jokers else 1
+    fronts: dict[int, tuple[list[int], list[int], list[int], list[int], list[int], list[int]]] = {}
+    bits: dict[int, int] = {}
+    for key, value in order:
+        id0 = key & STATE_MASK
+        id1 = (key >> STATE_BITS) & STATE_MASK
+        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
+        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
+        placed = (key >> JOKER_SHIFT) & JOKER_MASK
+        jokers = placed if spare_jokers else 0
+        group = 0 if spare_jokers else placed
+        meld = rank[(key >> MELD_SHIFT) & MELD_MASK]
+        front = fronts.get(group)
+        if front is None:
+            front = fronts[group] = (
+                [0] * size,
+                [0] * size,
+                [0] * size,
+                [0] * size,
+                [0] * top_jokers,
+                [0] * len(melds),
+            )
+            bits[group] = 1
+        elif (
+            front[0][id0]
+            & front[1][id1]
+            & front[2][id2]
+            & front[3][id3]
+            & front[4][jokers]
+            & front[5][meld]
+        ):
+            continue
+        bit = bits[group]
+        bits[group] = bit << 1
+        masks = front[0]
+        for weak in weaker[id0]:
+            masks[weak] |= bit
+        masks = front[1]
+        for weak in weaker[id1]:
+            masks[weak] |= bit
+        masks = front[2]
+        for weak in weaker[id2]:
+            masks[weak] |= bit
+        masks = front[3]
+        for weak in weaker[id3]:
+            masks[weak] |= bit
+        masks = front[4]
+        for more in range(jokers, top_jokers):
+            masks[more] |= bit
+        masks = front[5]
+        for less in range(meld + 1):
+            masks[less] |= bit
+        kept[key] = value
+    return kept
+
+
+def undominated_spare(
+    layer: dict[int, int], run_states: RunStates, max_jokers: int
+) -> dict[int, int]:
+    """:func:`undominated` in essential mode with no meld: runs and jokers placed differ."""
+    weaker = run_states.weaker
+    size = len(run_states.states)
+    masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
+    # by jokers placed: the kept states that placed no more
+    by_jokers = [0] * (max_jokers + 1)
+    kept: dict[int, int] = {}
+    bit = 1
+    for key, value in sorted(layer.items(), key=_joker_order):
+        id0 = key & STATE_MASK
+        id1 = (key >> STATE_BITS) & STATE_MASK
+        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
+        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
+        jokers = key >> JOKER_SHIFT
+        if masks0[id0] & masks1[id1] & masks2[id2] & masks3[id3] & by_jokers[jokers]:
+            continue
+        for weak in weaker[id0]:
+            masks0[weak] |= bit
+        for weak in weaker[id1]:
+            masks1[weak] |= bit
+        for weak in weaker[id2]:
+            masks2[weak] |= bit
+        for weak in weaker[id3]:
+            masks3[weak] |= bit
+        for more in range(jokers, max_jokers + 1):
+            by_jokers[more] |= bit
+        bit <<= 1
+        kept[key] = value
+    return kept
+
+
+def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int, int]:
+    """:func:`undominated` for states that differ only in their runs (no joker, no meld)."""
+    weaker = run_states.weaker
+    size = len(run_states.states)
+    masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
+    kept: dict[int, int] = {}
+    bit = 1
+    for key, value in sorted(layer.items(), key=_value_of, reverse=True):
+        id0 = key & STATE_MASK
+        id1 = (key >> STATE_BITS) & STATE_MASK
+        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
+        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
+        if masks0[id0] & masks1[id1] & masks2[id2] & masks3[id3]:
+            continue
+        for weak in weaker[id0]:
+            masks0[weak] |= bit
+        for weak in weaker[id1]:
+            masks1[weak] |= bit
+        for weak in weaker[id2]:
+            masks2[weak] |= bit
+        for weak in weaker[id3]:
+            masks3[weak] |= bit
+        bit <<= 1
+        kept[key] = value
+    return kept
+
+
+_value_of = itemgetter(1)
+
+
+def _meld_order(item: tuple[int, int]) -> int:
+    key, value = item
+    return (
+        ((key >> JOKER_SHIFT) & JOKER_MASK) * JOKER_ORDER
+        - (value >> SCALE) * SCORE_ORDER
+        - (value & STRENGTH_MASK)
+    ) * MELD_ORDER - ((key >> MELD_SHIFT) & MELD_MASK)
+
+
+def _joker_order(item: tuple[int, int]) -> int:
+    key, value = item
+    return (
+        ((key >> JOKER_SHIFT) & JOKER_MASK) * JOKER_ORDER
+        - (value >> SCALE) * SCORE_ORDER
+        - (value & STRENGTH_MASK)
+    )
