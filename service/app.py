@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import clock, errors, limits, matches, meld, meta, stream
+from service.api import apps, backends, clock, errors, limits, matches, meld, meta, stream
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
 from service.fanout import Fanout
@@ -44,12 +44,14 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
     observability.init_app(app)
     errors.init_app(app)
+    apps.init_app(app)
     limits.init_app(app)
     for blueprint in (
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
         clock.blueprint,
+        backends.blueprint,
         stream.blueprint,
         web.blueprint,
     ):

@@ -39,6 +39,10 @@ class Settings:
     rate_limit: str = ""  # flask-limiter syntax, empty: no limit
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
+    api_keys: str = field(default="", repr=False)  # "name=key,..."; secret: never in a repr
+    api_keys_file: str = ""  # a file of name=key lines (a mounted secret)
+    anonymous_matches: bool = True  # False: creating a match needs an app's key
+    idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
     max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
 
@@ -62,6 +66,10 @@ class Settings:
         "rate_limit": "RATE_LIMIT",
         "cors_origins": "CORS_ORIGINS",
         "trusted_proxies": "TRUSTED_PROXIES",
+        "api_keys": "REFEREE_API_KEYS",
+        "api_keys_file": "REFEREE_API_KEYS_FILE",
+        "anonymous_matches": "ANONYMOUS_MATCHES",
+        "idle_match_ttl": "IDLE_MATCH_TTL",
         "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
     }

@@ -24,7 +24,12 @@ Exception tree (beside :class:`service.game.GameError` and
     ├── StaleVersion           stale-version        If-Match names an old version
     ├── IdempotencyMismatch    idempotency-key-reused   a key reused for another request
     ├── HintsOff               hints-off            the match has hints turned off
+    ├── NotOwner               not-owner            the app's key, but another app's match
+    ├── SeatRequired           seat-required        the app's key, but which seat leaves?
     └── Busy                   busy                 the match kept changing; nothing applied
+
+The owner's use cases (an app's key): :meth:`Referee.list_matches`, :meth:`~Referee.reissue_token`,
+:meth:`~Referee.leave`, :meth:`~Referee.cancel`, :meth:`~Referee.rematch`.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from service import game
 from service.game import EventType, Match, PlayerSpec, Setup, Status, Transition
 from service.rules import IllegalTurn, Rules, Tile
 from service.rules.solver import Solution, solve
-from service.store import Change, Loaded, MatchStore, Receipt, Stale, StoredEvent
+from service.store import Change, Loaded, MatchStore, Page, Receipt, Stale, StoredEvent
 
 __all__ = [
     "Action",
@@ -55,9 +60,13 @@ __all__ = [
     "Created",
     "HintsOff",
     "Idempotency",
+    "LAST_EVENTS",
     "IdempotencyMismatch",
     "MatchNotFound",
     "Moved",
+    "NotOwner",
+    "Rematched",
+    "SeatRequired",
     "Referee",
     "RefereeError",
     "Runner",
@@ -66,6 +75,8 @@ __all__ = [
 ]
 
 MAX_ATTEMPTS = 12
+LAST_EVENTS = frozenset({EventType.MATCH_FINISHED, EventType.MATCH_CANCELED})
+"""The events after which nothing more happens to a match (streams end there)."""
 Action = Callable[[Match, int, float], Transition]
 Runner = Callable[[Callable[[], Any]], Any]
 """Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
@@ -126,6 +137,18 @@ class HintsOff(RefereeError):
     kind = "hints-off"
 
 
+class NotOwner(RefereeError, PermissionError):
+    """A valid app key, but the match belongs to another app (or to none)."""
+
+    kind = "not-owner"
+
+
+class SeatRequired(RefereeError, ValueError):
+    """The app's key asks a seat to leave without saying which."""
+
+    kind = "seat-required"
+
+
 class Busy(RefereeError):
     """The match kept changing under us; nothing was applied (retry)."""
 
@@ -150,6 +173,16 @@ class Moved:
     view: dict[str, Any]
     drawn: tuple[str, ...] = ()
     replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Rematched:
+    """A rematch, whether this call created it, and fresh tokens for the seats it shows."""
+
+    match: Match
+    tokens: dict[int, str]
+    created: bool
+    now: float
 
 
 @dataclass(frozen=True)
@@ -203,19 +236,27 @@ class Referee:
         rules: Rules,
         seed: int | None = None,
         setup: Setup | None = None,
+        owner: str | None = None,
     ) -> Created:
-        """Create, deal and store a match; raise ``game.InvalidMatch`` for bad players/rules."""
+        """Create, deal and store a match (``owner``: the app that owns it); raise
+        ``game.InvalidMatch`` for bad players/rules."""
         match_id = secrets.token_urlsafe(12)
         now = self.store.now(match_id)
         if setup is not None:
             created = game.from_setup(
-                match_id, players, rules=rules, setup=setup, now=now, seed=seed
+                match_id, players, rules=rules, setup=setup, now=now, seed=seed, owner=owner
             )
         else:
             created = game.new_match(
-                match_id, players, rules=rules, rng=self._rng(seed, 1), now=now, seed=seed
+                match_id,
+                players,
+                rules=rules,
+                rng=self._rng(seed, 1),
+                now=now,
+                seed=seed,
+                owner=owner,
             )
-        tokens = tuple(f"{match_id}.{secrets.token_urlsafe(24)}" for _ in players)
+        tokens = tuple(_new_token(match_id) for _ in players)
         transition = created.then(lambda match: self._advance(match, now, True))
         seats = tuple(_digest(token) for token in tokens)
         self._commit(Change(None, transition.match, seats, transition.events, now))
@@ -244,12 +285,12 @@ class Referee:
         self, match_id: str, *, after: int, wake: float
     ) -> Iterator[list[StoredEvent]] | None:
         """The match's events after ``after`` as they come (see ``MatchStore.follow``);
-        ``None`` when the match is finished and ``after`` is its last event. Raise
-        MatchNotFound."""
+        ``None`` when the match is finished or canceled and ``after`` is its last event.
+        Raise MatchNotFound."""
         if not self.store.exists(match_id):
             raise MatchNotFound(match_id)
         last = self.store.last_event(match_id)
-        if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
+        if last is not None and last.type in LAST_EVENTS and after >= last.version:
             return None
         return self.store.follow(match_id, after=after, wake=wake)
 
@@ -366,6 +407,140 @@ class Referee:
             idempotency=idempotency,
         )
 
+    # -- the owner's use cases -------------------------------------------------------
+
+    def list_matches(
+        self, app: str, *, ref: str | None, status: str | None, limit: int, cursor: str | None
+    ) -> Page:
+        """A page of ``app``'s matches (one player's, with ``ref``); raise BadCursor."""
+        return self.store.page(app, ref=ref, status=status, limit=limit, cursor=cursor)
+
+    def reissue_token(self, match_id: str, seat: int, *, app: str) -> str:
+        """A new token for ``seat`` of ``app``'s match; the old one stops working.
+
+        Raises NotOwner, MatchNotFound, ``game.UnknownSeat`` or ``game.SeatIsBot``.
+        """
+        token = _new_token(match_id)
+
+        def reissue(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            _require_owner(loaded.match, app)
+            transition = game.reissue_tokens(loaded.match, (seat,), now=_game_now(loaded))
+            return transition, _with_digests(loaded.seats, {seat: token})
+
+        self._change(match_id, reissue)
+        return token
+
+    def leave(
+        self, match_id: str, *, token: str | None, app: str | None, seat: int | None
+    ) -> tuple[Match, float]:
+        """The seat of ``token`` (or ``seat``, with the owning ``app``) leaves for good; a bot
+        plays it from now on, this turn too when it is its turn. Leaving again changes nothing.
+
+        Raises BadToken (neither a token nor a key), NotOwner, SeatRequired, the game's errors.
+        """
+
+        def leaving(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            if token is not None or app is None:
+                who = self._seat(match_id, loaded.seats, token)
+            else:
+                _require_owner(loaded.match, app)
+                if seat is None:
+                    raise SeatRequired('with the app\'s key, say which seat leaves: {"seat": n}')
+                who = seat
+            left = game.leave(loaded.match, who, now=_game_now(loaded))
+            return left.then(lambda m: self._advance(m, _game_now(loaded), True)), loaded.seats
+
+        loaded = self._change(match_id, leaving)
+        return loaded.match, _game_now(loaded)
+
+    def cancel(self, match_id: str, *, app: str) -> tuple[Match, float]:
+        """``app`` ends its match at once (``canceled``); canceling again changes nothing."""
+
+        def canceling(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            _require_owner(loaded.match, app)
+            return game.cancel(loaded.match, now=_game_now(loaded)), loaded.seats
+
+        loaded = self._change(match_id, canceling)
+        return loaded.match, _game_now(loaded)
+
+    def rematch(self, match_id: str, *, token: str | None, app: str | None) -> Rematched:
+        """The rematch of a finished match, made by the first caller and joined by the rest,
+        with fresh tokens: the token's seat, or with the owner's key every human seat.
+
+        Raises BadToken, NotOwner, ``game.WrongPhase`` (not finished), ``game.SeatIsBot``.
+        """
+        loaded = self._settled(match_id)
+        old = loaded.match
+        if token is not None or app is None:
+            own_seat = self._seat(match_id, loaded.seats, token)
+            game.require_human(old, own_seat)
+            wanted: tuple[int, ...] | None = (own_seat,)
+        else:
+            _require_owner(old, app)
+            wanted = None
+        new_id, created = self._rematch_id(match_id)
+        if not self.store.exists(new_id):
+            self._create_rematch(old, new_id)
+        tokens: dict[int, str] = {}
+
+        def hand_out(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            seats = loaded.match.humans if wanted is None else wanted
+            tokens.clear()
+            tokens.update({seat: _new_token(new_id) for seat in seats})
+            if not seats:
+                return Transition(loaded.match, ()), loaded.seats
+            transition = game.reissue_tokens(loaded.match, seats, now=_game_now(loaded))
+            return transition, _with_digests(loaded.seats, tokens)
+
+        new = self._change(new_id, hand_out)
+        return Rematched(new.match, dict(tokens), created, new.now)
+
+    def _rematch_id(self, match_id: str) -> tuple[str, bool]:
+        """The id of the match's rematch, recorded by this call (True) or an earlier one."""
+        candidate = secrets.token_urlsafe(12)
+
+        def record(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            chosen = loaded.match.rematch_id or candidate
+            return game.record_rematch(loaded.match, chosen, now=_game_now(loaded)), loaded.seats
+
+        recorded = self._change(match_id, record).match.rematch_id
+        assert recorded is not None
+        return recorded, recorded == candidate
+
+    def _create_rematch(self, old: Match, new_id: str) -> None:
+        """Deal and store the rematch ``new_id`` of ``old`` unless another caller did first."""
+        now = self.store.now(new_id)
+        created = game.rematch(old, new_id, rng=self._rng(None, 1), now=now).then(
+            lambda match: self._advance(match, now, True)
+        )
+        seats = tuple(_digest(_new_token(new_id)) for _ in old.players)  # replaced when handed out
+        with contextlib.suppress(Stale):  # another caller stored it first: the same rematch
+            self._commit(Change(None, created.match, seats, created.events, now))
+
+    def _change(
+        self, match_id: str, decide: Callable[[Loaded], tuple[Transition, tuple[str, ...]]]
+    ) -> Loaded:
+        """Load the settled match, ``decide`` the transition and seat digests, commit them
+        (nothing when there are no events), again on the fresh state after a race; return
+        the match as it is after."""
+        for attempt in range(MAX_ATTEMPTS):
+            loaded = self._settled(match_id)
+            transition, seats = decide(loaded)
+            if not transition.events:
+                return loaded
+            change = Change(
+                loaded.match.version, transition.match, seats, transition.events, loaded.now
+            )
+            try:
+                self._commit(change)
+            except Stale:
+                _back_off(attempt)
+                continue
+            return Loaded(transition.match, seats, loaded.now)
+        raise Busy(
+            "the match kept changing while this request was applied; nothing was changed, retry"
+        )
+
     # -- the sweeper ----------------------------------------------------------------
 
     def advance_clock(self, match_id: str, seconds: float) -> tuple[Match, float]:
@@ -410,15 +585,21 @@ class Referee:
     ) -> Moved:
         """Load (the cached copy first), act, commit; see the module."""
         loaded = self.store.cached(match_id) or self._load(match_id)
-        seat = self._seat(match_id, loaded.seats, token)
         for attempt in range(MAX_ATTEMPTS):
+            try:  # on every copy: a seat's token may have been replaced meanwhile
+                seat = self._seat(match_id, loaded.seats, token)
+            except BadToken:
+                if loaded.fresh:
+                    raise
+                loaded = self._load(match_id)
+                continue
             try:
                 if if_match is not None and if_match != loaded.match.version:
                     raise StaleVersion(loaded.match.version)
                 now = _game_now(loaded)
                 settled = self._advance(loaded.match, now, False)
                 transition = settled.then(
-                    lambda m, now=now: self._apply(action, m, seat, now)  # type: ignore[misc]
+                    lambda m, now=now, seat=seat: self._apply(action, m, seat, now)  # type: ignore[misc]
                 )
             except (game.GameError, IllegalTurn, StaleVersion):
                 if not loaded.fresh:  # judged on a cached copy: judge again on a fresh one
@@ -557,6 +738,22 @@ class Referee:
 def _game_now(loaded: Loaded) -> float:
     """The match's own clock: the shared one, ahead by what test mode advanced it."""
     return loaded.now + loaded.match.clock_offset
+
+
+def _require_owner(match: Match, app: str) -> None:
+    if match.owner != app:
+        raise NotOwner("this match does not belong to the app whose key came with the request")
+
+
+def _new_token(match_id: str) -> str:
+    return f"{match_id}.{secrets.token_urlsafe(24)}"
+
+
+def _with_digests(seats: tuple[str, ...], tokens: dict[int, str]) -> tuple[str, ...]:
+    """The seats' token digests with those of ``tokens`` replaced."""
+    return tuple(
+        _digest(tokens[seat]) if seat in tokens else digest for seat, digest in enumerate(seats)
+    )
 
 
 def _back_off(attempt: int) -> None:

@@ -33,7 +33,9 @@ class Sweeper:
         self.stopping = threading.Event()
 
     def sweep_once(self) -> int:
-        """Settle the matches due now; return how many were looked at."""
+        """Settle the matches due now, and remove those whose idle time is over; return how
+        many matches were looked at."""
+        expired = self.referee.store.expire_idle(limit=self.batch)
         due = self.referee.store.due(limit=self.batch)
         for match_id in due:
             try:
@@ -42,7 +44,7 @@ class Sweeper:
                 log.info("match %s busy; it will be settled on the next sweep", match_id)
             except StoreError as error:  # that match's node: the others go on
                 log.warning("could not settle %s: %s", match_id, error)
-        return len(due)
+        return len(due) + expired
 
     def run(self) -> None:
         """Sweep until :meth:`stop`; back off while Redis is unreachable."""

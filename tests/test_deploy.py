@@ -170,3 +170,26 @@ def test_the_image_is_python_slim_runs_as_non_root_and_serves_with_gunicorn() ->
     assert '"-c", "deploy/gunicorn.conf.py", "service.app:create_app()"' in dockerfile
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text()
     assert "!service/" in ignore and "!openapi.yaml" in ignore
+
+
+def test_the_apps_keys_are_mounted_from_a_secret_as_a_file_and_compose_reads_an_env_file() -> None:
+    secret = objects("Secret")["referee-api-keys"]
+    lines = [
+        line
+        for line in secret["stringData"]["api-keys"].splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert lines and all("=" in line and len(line.split("=", 1)[1]) >= 24 for line in lines)
+    spec = pod_spec(objects("Deployment")["referee-app"])
+    app = spec["containers"][0]
+    env = {item["name"]: item.get("value") for item in app["env"]}
+    mount = next(m for m in app["volumeMounts"] if m["name"] == "api-keys")
+    assert mount["readOnly"] is True
+    assert env["REFEREE_API_KEYS_FILE"] == mount["mountPath"] + "/api-keys"
+    volume = next(v for v in spec["volumes"] if v["name"] == "api-keys")
+    assert volume["secret"]["secretName"] == "referee-api-keys"
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    env_files = compose["services"]["app"]["env_file"]
+    assert {"path": "./referee-api-keys.env", "required": False} in env_files
+    example = (DEPLOY / "referee-api-keys.env.example").read_text()
+    assert "REFEREE_API_KEYS=" in example

@@ -15,6 +15,16 @@ valid go to a real match, and most of those carry the token of the seat whose tu
 moves, drafts and views are exercised beyond 404 and 401. ``If-Match`` stays as generated
 (mostly stale: 412) unless dropped, so moves also apply sometimes.
 
+Apps: the app runs with one key. The real matches are created with it (so they are owned), and
+most requests to an operation that takes a key carry it (the listing, new tokens, leave, cancel,
+rematch), so the owner's paths answer beyond 401; a generated body with players' refs carries
+it too (a ref without a key is refused by design).
+
+Apps: the app runs with one key, which Schemathesis itself sends to every operation that takes
+one (its ``auth`` configuration for the ``apiKey`` scheme), so the matches it creates are owned
+and the owner's operations (listing, new tokens, leave, cancel, rematch) answer beyond 401; the
+auth checks then probe each of them without the key and with a wrong one (401).
+
 Valid data may still be refused for a documented reason the schema cannot express: 409 (not
 your turn), 412 (stale ``If-Match``), 422 (a move that breaks a rule, a setup that cannot be
 dealt). ``SCHEMATHESIS_MAX_EXAMPLES`` changes the number of examples per operation (default 100).
@@ -41,11 +51,13 @@ from tests.support.redis_process import RedisProcess
 ROOT = Path(__file__).resolve().parents[1]
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "100"))
 TEST_MODE_ONLY = ("seed", "setup")
-PLAYERS = {"players": [{"name": "Ann"}, {"name": "Bo"}, {"name": "Cy"}]}
+PLAYERS = {"players": [{"name": "Ann", "ref": "u-1"}, {"name": "Bo"}, {"name": "Cy"}]}
+APP_KEY = "schemathesis-app-key-0123456789"
 
 CONFIG = schemathesis.Config.from_dict(
     {
         "generation": {"mode": "all", "max-examples": MAX_EXAMPLES},
+        "auth": {"openapi": {"apiKey": {"api_key": APP_KEY}}},
         "checks": {
             "positive_data_acceptance": {
                 "expected-statuses": ["2XX", "3XX", 401, 403, 404, 409, 412, 422, 429, 503]
@@ -95,7 +107,7 @@ class RealMatches:
     def for_operation(self, label: str) -> dict[str, Any]:
         """The match for ``label`` (created on first use)."""
         if label not in self.current:
-            created = self.client.post("/v1/matches", json=PLAYERS)
+            created = self.client.post("/v1/matches", json=PLAYERS, headers={"X-API-Key": APP_KEY})
             assert created.status_code == 201, created.get_json()
             self.current[label] = created.get_json()
         return self.current[label]
@@ -107,8 +119,10 @@ class RealMatches:
         return str(match["seats"][seat]["token"])
 
     def aim(self, case: schemathesis.Case) -> None:
-        """Point half of the valid ``{id}`` requests at a real match, mostly with a token."""
+        """Point half of the valid ``{id}`` requests at a real match, mostly with a token;
+        give the app's key to most requests of an operation that takes one."""
         turn = next(self.counter)
+        self.with_key(case, turn)
         if "id" not in (case.path_parameters or {}) or turn % 2:
             return
         if case.meta is not None and case.meta.is_negative_at(ParameterLocation.PATH):
@@ -124,6 +138,18 @@ class RealMatches:
             headers.pop("If-Match", None)
         case.headers = headers
 
+    @staticmethod
+    def with_key(case: schemathesis.Case, turn: int) -> None:
+        if case.meta is not None and case.meta.is_negative_at(ParameterLocation.HEADER):
+            return
+        security = case.operation.definition.raw.get("security", [])
+        body = case.body if isinstance(case.body, dict) else {}
+        players = body.get("players") if isinstance(body.get("players"), list) else []
+        has_refs = any(isinstance(p, dict) and "ref" in p for p in players)
+        takes_key = any("apiKey" in option for option in security)
+        if has_refs or (takes_key and turn % 5 != 3):
+            case.headers = {**(case.headers or {}), "X-API-Key": APP_KEY}
+
 
 @pytest.fixture(scope="module")
 def contract_app(redis_server: RedisProcess) -> Iterator[Flask]:
@@ -135,6 +161,7 @@ def contract_app(redis_server: RedisProcess) -> Iterator[Flask]:
         {
             "redis_url": redis_server.url,
             "test_mode": False,
+            "api_keys": f"fuzz={APP_KEY}",
             "long_poll_max_seconds": 0.05,
             "stream_max_seconds": 0.3,
             "stream_keepalive_seconds": 0.1,

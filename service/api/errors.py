@@ -19,6 +19,7 @@ from typing import Any
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
+from service.api.apps import KeyRefused, RefWithoutKey
 from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
@@ -29,12 +30,14 @@ from service.referee import (
     HintsOff,
     IdempotencyMismatch,
     MatchNotFound,
+    NotOwner,
     RefereeError,
+    SeatRequired,
     StaleVersion,
     TokenForAnotherMatch,
 )
 from service.rules import IllegalTurn
-from service.store import OutcomeUnknown, StoreUnavailable
+from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 
 __all__ = ["ANSWERS", "Answer", "BadRequest", "init_app", "problem_response"]
 
@@ -124,8 +127,11 @@ def _unavailable(error: StoreUnavailable) -> tuple[str, dict[str, Any], dict[str
 
 ANSWERS: dict[type[Exception], Answer] = {
     BadRequest: Answer(400, "Malformed request", _bad_request),
+    RefWithoutKey: Answer(400, "Refs need an app's key"),
     BadToken: Answer(401, "Missing or unknown seat token", _unauthorized),
+    KeyRefused: Answer(401, "Missing or unknown API key"),
     TokenForAnotherMatch: Answer(403, "Token for another match"),
+    NotOwner: Answer(403, "Not this app's match"),
     UnknownSeat: Answer(403, "Unknown seat"),
     MatchNotFound: Answer(404, "No such match", _not_found),
     GameError: Answer(409, "Not allowed now"),
@@ -136,10 +142,16 @@ ANSWERS: dict[type[Exception], Answer] = {
     PassRefused: Answer(422, "Refused"),
     IllegalTurn: Answer(422, "The play breaks the rules", _illegal),
     IdempotencyMismatch: Answer(422, "Idempotency-Key reused"),
+    SeatRequired: Answer(422, "Which seat?"),
+    BadCursor: Answer(422, "Unknown cursor"),
     StoreUnavailable: Answer(503, "Storage unavailable", _unavailable),
 }
 
-_KINDS = {IllegalTurn: "illegal-play", StoreUnavailable: "storage-unavailable"}
+_KINDS = {
+    IllegalTurn: "illegal-play",
+    StoreUnavailable: "storage-unavailable",
+    BadCursor: "bad-cursor",
+}
 
 
 def answer_for(error: Exception) -> tuple[Answer, str] | None:

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from service import game
-from service.api import auth
+from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
 from service.api.errors import BadRequest
 from service.api.parsing import field_errors, load_body
@@ -48,11 +48,14 @@ def referee() -> Referee:
     return ref
 
 
-def view_of(match: Match, seat: int | None, now: float) -> dict[str, Any]:
-    """The match as ``seat`` may see it (the public view for ``None``)."""
-    if seat is None:
-        return game.public_view(match, now=now)
-    return game.private_view(match, seat, now=now)
+def view_of(match: Match, seat: int | None, now: float, app: str | None = None) -> dict[str, Any]:
+    """The match as ``seat`` may see it (a seat that left sees the public view), or without a
+    seat as ``app`` may: with the players' refs for the app that owns it."""
+    if seat is not None and not match.players[seat].left:
+        return game.private_view(match, seat, now=now)
+    if app is not None and app == match.owner:
+        return game.owner_view(match, now=now)
+    return game.public_view(match, now=now)
 
 
 def etag(version: int) -> str:
@@ -65,15 +68,21 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
     """Create a match and hand out the seats' tokens."""
     test_mode = current_app.config["REFEREE_SETTINGS"].test_mode
     body = load_body(test_mode_create_match_schema if test_mode else create_match_schema)
+    owner = apps.creating_app(refs=any(player.ref for player in body["players"]))
     created = referee().create(
-        body["players"], rules=body["rules"], seed=body.get("seed"), setup=body.get("setup")
+        body["players"],
+        rules=body["rules"],
+        seed=body.get("seed"),
+        setup=body.get("setup"),
+        owner=owner,
     )
     match = created.match
-    seats = [
-        {"seat": seat, "name": player.name, "bot": player.bot, "token": token}
-        for seat, (player, token) in enumerate(zip(match.players, created.tokens, strict=True))
-    ]
-    answer = {"id": match.id, "seats": seats, "match": view_of(match, None, created.now)}
+    tokens = dict(enumerate(created.tokens))
+    answer = {
+        "id": match.id,
+        "seats": backends.seats_of(match, tokens, refs=owner is not None),
+        "match": view_of(match, None, created.now, owner),
+    }
     headers = {"Location": url_for(".get_match", match_id=match.id), "ETag": etag(match.version)}
     return jsonify(answer), 201, headers
 
@@ -83,6 +92,7 @@ def get_match(match_id: str) -> Response:
     """The match, settled; with a token, the seat's rack; 304 when unchanged."""
     query = _query(view_query)
     token = auth.bearer_token()
+    app = apps.calling_app()  # a wrong key answers 401 before any wait
     if "wait_version" in query:
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
         try:
@@ -95,7 +105,7 @@ def get_match(match_id: str) -> Response:
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
-    response = jsonify(view_of(match, seat, now))
+    response = jsonify(view_of(match, seat, now, app))
     response.headers["ETag"] = etag(match.version)
     return response
 

@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from service.api.fields import Flag, Table, TileCode, WholeNumber
-from service.game import PlayerSpec, Setup
+from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.rules import (
     FirstPlayerJoker,
     MatchWinner,
@@ -26,7 +26,7 @@ def _choice(enum_type: Any) -> fields.String:
 
 class RulesSchema(Schema):
     tile_set = _choice(TileSet)
-    turn_seconds = WholeNumber(validate=validate.Range(min=0, max=3600))
+    turn_seconds = WholeNumber(validate=validate.Range(min=0, max=MAX_TURN_SECONDS))
     initial_meld_points = WholeNumber(validate=validate.Range(min=0, max=1000))
     joker_worth_zero_in_meld = Flag()
     joker_locked_sets = Flag()
@@ -63,10 +63,11 @@ def _unicode_text(value: str) -> None:
 class PlayerSchema(Schema):
     name = fields.String(required=True, validate=[validate.Length(min=1, max=40), _unicode_text])
     bot = Flag(load_default=False)
+    ref = fields.String(validate=[validate.Length(min=1, max=MAX_REF_LENGTH), _unicode_text])
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> PlayerSpec:
-        return PlayerSpec(data["name"].strip() or data["name"], data["bot"])
+        return PlayerSpec(data["name"].strip() or data["name"], data["bot"], data.get("ref"))
 
 
 class SetupSchema(Schema):

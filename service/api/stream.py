@@ -37,9 +37,8 @@ from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.config import Settings
 from service.fanout import Fanout, FeedLost
-from service.game import EventType
 from service.observability import STREAMS_OPEN
-from service.referee import MatchNotFound
+from service.referee import LAST_EVENTS, MatchNotFound
 from service.store import MatchStore, StoredEvent, StoreUnavailable
 from service.threads import shutting_down, when_closed
 
@@ -62,8 +61,8 @@ def stream(match_id: str) -> Response:
     if not _MATCH_ID.fullmatch(match_id) or not store.exists(match_id):
         raise MatchNotFound(match_id)
     last = store.last_event(match_id)
-    if last is not None and last.type is EventType.MATCH_FINISHED and after >= last.version:
-        return Response(status=204)  # finished, and the client has every event
+    if last is not None and last.type in LAST_EVENTS and after >= last.version:
+        return Response(status=204)  # finished (or canceled), and the client has every event
     try:
         ticket = admit()
     except Refused as refused:
@@ -131,7 +130,7 @@ def _messages(
             # One write for the batch; each event's text was made once for all its streams.
             yield "".join(item.text for item in delivered)
             sent = time.monotonic()
-            if delivered[-1].event.type is EventType.MATCH_FINISHED:
+            if delivered[-1].event.type in LAST_EVENTS:
                 return
     except (FeedLost, StoreUnavailable) as error:
         log.warning("event stream of %s ended: %s", match_id, error)

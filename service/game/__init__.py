@@ -6,11 +6,13 @@ the new match and the public :class:`Event` records it produced, one version eac
 
 - creating: :func:`new_match`, :func:`from_setup` (test mode), :func:`next_game`;
 - a turn: :func:`play`, :func:`draw`, :func:`pass_turn`, :func:`save_draft`;
+- a match's life: :func:`leave` (a bot takes the seat), :func:`cancel`, :func:`rematch`
+  and :func:`record_rematch`;
 - time: :func:`settle` handles every passed deadline, in order; :func:`advance` also
   plays bot turns and ends a stalemate the solver proves;
 - the solver's proof: :func:`stalemate_if_nobody_can_play`;
 - storage: :func:`to_dict`, :func:`from_dict`, :func:`event_to_dict`, :func:`event_from_dict`;
-- clients: :func:`public_view`, :func:`private_view`.
+- clients: :func:`public_view`, :func:`private_view`, :func:`owner_view` (with refs).
 
 Errors are drawn in :mod:`service.game.errors`; a play that breaks the rules raises
 :class:`service.rules.IllegalTurn`.
@@ -33,15 +35,26 @@ from service.game.errors import (
     DeadlinePassed,
     GameError,
     InvalidMatch,
+    MatchCanceled,
     MatchDecodeError,
     NotYourTurn,
     PassRefused,
     PoolEmpty,
     PoolNotEmpty,
+    SeatIsBot,
     UnknownSeat,
     WrongPhase,
 )
-from service.game.match import from_setup, new_match, next_game
+from service.game.lifecycle import (
+    cancel,
+    leave,
+    record_rematch,
+    reissue_tokens,
+    rematch,
+    rematch_players,
+    require_human,
+)
+from service.game.match import MAX_REF_LENGTH, MAX_TURN_SECONDS, from_setup, new_match, next_game
 from service.game.state import (
     CanPlay,
     Ending,
@@ -58,7 +71,7 @@ from service.game.state import (
 )
 from service.game.timers import advance_clock, draft_changes_table, settle
 from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
-from service.game.views import private_view, public_view
+from service.game.views import owner_view, private_view, public_view, summary
 
 __all__ = [
     "Autoplay",
@@ -75,7 +88,10 @@ __all__ = [
     "GameError",
     "GameResult",
     "InvalidMatch",
+    "MAX_REF_LENGTH",
+    "MAX_TURN_SECONDS",
     "Match",
+    "MatchCanceled",
     "MatchDecodeError",
     "NotYourTurn",
     "PassRefused",
@@ -83,29 +99,39 @@ __all__ = [
     "PlayerSpec",
     "PoolEmpty",
     "PoolNotEmpty",
+    "SeatIsBot",
     "Setup",
     "Status",
     "Table",
     "Transition",
     "UnknownSeat",
     "WrongPhase",
+    "cancel",
     "draft_changes_table",
     "draw",
     "event_from_dict",
     "event_to_dict",
     "from_dict",
     "from_setup",
+    "leave",
     "match_winner",
     "new_match",
     "next_game",
+    "owner_view",
     "pass_turn",
     "play",
     "private_view",
     "public_view",
+    "record_rematch",
+    "reissue_tokens",
+    "rematch",
+    "rematch_players",
+    "require_human",
     "rules_from_dict",
     "rules_to_dict",
     "save_draft",
     "settle",
     "stalemate_if_nobody_can_play",
+    "summary",
     "to_dict",
 ]

@@ -66,6 +66,8 @@ def to_dict(match: Match) -> dict[str, Any]:
         "created_at": match.created_at,
         "winner": match.winner,
         "clock_offset": match.clock_offset,
+        "owner": match.owner,
+        "rematch_id": match.rematch_id,
     }
 
 
@@ -158,6 +160,8 @@ def _player_to_dict(player: Player) -> dict[str, Any]:
         "melded": player.melded,
         "score": player.score,
         "games_won": player.games_won,
+        "left": player.left,
+        "ref": player.ref,
     }
 
 
@@ -169,12 +173,16 @@ def _player_from_dict(data: Mapping[str, Any]) -> Player:
         melded=bool(data["melded"]),
         score=int(data["score"]),
         games_won=int(data["games_won"]),
+        left=bool(data.get("left", False)),  # absent in states stored before players could leave
+        ref=_optional_str(data.get("ref")),
     )
 
 
 def _result_from_dict(data: Mapping[str, Any]) -> GameResult:
     outcome = Outcome(
-        Reason(data["reason"]), int(data["winner"]), tuple(int(s) for s in data["scores"])
+        Reason(data["reason"]),
+        _optional_int(data["winner"]),
+        tuple(int(s) for s in data["scores"]),
     )
     return GameResult(int(data["game_number"]), outcome, Ending(data["ending"]))
 
@@ -185,6 +193,10 @@ def _optional_float(value: Any) -> float | None:
 
 def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _match_from_dict(data: Mapping[str, Any]) -> Match:
@@ -208,4 +220,6 @@ def _match_from_dict(data: Mapping[str, Any]) -> Match:
         created_at=float(data["created_at"]),
         winner=_optional_int(data["winner"]),
         clock_offset=float(data.get("clock_offset", 0.0)),
+        owner=_optional_str(data.get("owner")),  # these two are absent in older stored states
+        rematch_id=_optional_str(data.get("rematch_id")),
     )

@@ -22,9 +22,16 @@ from service.game.state import (
     Transition,
     record,
 )
-from service.rules import MatchWinner, Outcome, Rules, score_stalemate, score_went_out
+from service.rules import (
+    MatchWinner,
+    Outcome,
+    Rules,
+    score_abandoned,
+    score_stalemate,
+    score_went_out,
+)
 
-__all__ = ["end_game", "match_is_over", "match_winner", "stalemate", "went_out"]
+__all__ = ["abandon", "end_game", "match_is_over", "match_winner", "stalemate", "went_out"]
 
 
 def went_out(match: Match, seat: int, *, at: float) -> Transition:
@@ -41,6 +48,21 @@ def stalemate(match: Match, ending: Ending, *, next_seat: int, at: float) -> Tra
         next_seat=next_seat,
     )
     return end_game(match, outcome, ending, at=at)
+
+
+def abandon(match: Match, *, at: float) -> Transition:
+    """End the match because no human is left: the game in play (or, between games, the
+    next one, never dealt) is recorded as abandoned with no winner and every score 0;
+    the match finishes with no winner. Emits ``game_over`` and ``match_finished``.
+    """
+    between_games = match.status is Status.GAME_OVER
+    interrupted = replace(
+        match,
+        game_number=match.game_number + between_games,
+        status=Status.PLAYING,
+    )
+    outcome = score_abandoned(len(match.players))
+    return end_game(interrupted, outcome, Ending.ABANDONED, at=at)
 
 
 def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Transition:
@@ -76,7 +98,7 @@ def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Tr
         scores=list(outcome.scores),
         totals=[player.score for player in players],
     )
-    if not match_is_over(ended):
+    if ending is not Ending.ABANDONED and not match_is_over(ended):
         return transition
     return transition.then(lambda over: _finish_match(over, at=at))
 
@@ -102,7 +124,8 @@ def match_winner(players: Sequence[Player], rules: Rules) -> int:
 
 
 def _finish_match(match: Match, *, at: float) -> Transition:
-    winner = match_winner(match.players, match.rules)
+    abandoned = match.outcomes[-1].ending is Ending.ABANDONED
+    winner = None if abandoned else match_winner(match.players, match.rules)
     return record(
         replace(match, status=Status.FINISHED, winner=winner),
         EventType.MATCH_FINISHED,

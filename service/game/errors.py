@@ -10,7 +10,9 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     ├── WrongPhase                   not possible in this phase of the match
     │   ├── DeadlinePassed           the turn's deadline has passed: settle the match first
     │   ├── PoolEmpty                a draw with an empty pool: play or pass instead
-    │   └── PoolNotEmpty             a pass with tiles left in the pool: draw instead
+    │   ├── PoolNotEmpty             a pass with tiles left in the pool: draw instead
+    │   └── MatchCanceled            the match's owner canceled it: nothing more happens
+    ├── SeatIsBot                    a bot plays that seat (from the start, or since it left)
     └── PassRefused                  a pass although a legal play exists (or none is proven)
 
 A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
@@ -25,11 +27,13 @@ __all__ = [
     "DeadlinePassed",
     "GameError",
     "InvalidMatch",
+    "MatchCanceled",
     "MatchDecodeError",
     "NotYourTurn",
     "PassRefused",
     "PoolEmpty",
     "PoolNotEmpty",
+    "SeatIsBot",
     "UnknownSeat",
     "WrongPhase",
 ]
@@ -87,6 +91,18 @@ class PoolNotEmpty(WrongPhase):
     """A pass was asked for while the pool still holds tiles: the player must play or draw."""
 
     kind = "pool-not-empty"
+
+
+class MatchCanceled(WrongPhase):
+    """The match was canceled by its owner: every later move is refused."""
+
+    kind = "match-canceled"
+
+
+class SeatIsBot(GameError):
+    """The seat is played by a bot: it cannot leave, and has no token to reissue."""
+
+    kind = "seat-is-bot"
 
 
 class PassRefused(GameError):

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from service.game.codec import rules_to_dict
 from service.game.deal import deal, draw_for_first_player
-from service.game.errors import BadSetup, InvalidMatch, WrongPhase
+from service.game.errors import BadSetup, InvalidMatch, MatchCanceled, WrongPhase
 from service.game.state import (
     EventType,
     Match,
@@ -32,9 +32,18 @@ from service.game.state import (
 from service.game.turns import start_turn
 from service.rules import Rules, Tile, TileSet, classify, codes_of, full_set, tiles_of
 
-__all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "from_setup", "new_match", "next_game"]
+__all__ = [
+    "MAX_PLAYERS",
+    "MAX_TURN_SECONDS",
+    "MIN_PLAYERS",
+    "from_setup",
+    "new_match",
+    "next_game",
+]
 
 MIN_PLAYERS = 2
+MAX_REF_LENGTH = 128
+MAX_TURN_SECONDS = 7 * 24 * 3600  # asynchronous play: a turn may last up to a week
 MAX_PLAYERS = {TileSet.STANDARD: 4, TileSet.XP: 6}
 
 
@@ -46,6 +55,7 @@ def new_match(
     rng: random.Random,
     now: float,
     seed: int | None = None,
+    owner: str | None = None,
 ) -> Transition:
     """Create a match: the draw for the first player, then game 1 dealt and started.
 
@@ -60,7 +70,7 @@ def new_match(
         for draws in first.rounds
     ]
     return (
-        _created(match_id, players, rules=rules, now=now, seed=seed)
+        _created(match_id, players, rules=rules, now=now, seed=seed, owner=owner)
         .then(
             lambda match: record(
                 match,
@@ -93,6 +103,7 @@ def from_setup(
     setup: Setup,
     now: float,
     seed: int | None = None,
+    owner: str | None = None,
 ) -> Transition:
     """Create a test-mode match whose game 1 starts from ``setup``.
 
@@ -102,7 +113,7 @@ def from_setup(
     """
     _check_match(players, rules)
     _check_setup(setup, len(players), rules)
-    return _created(match_id, players, rules=rules, now=now, seed=seed).then(
+    return _created(match_id, players, rules=rules, now=now, seed=seed, owner=owner).then(
         lambda match: _start_game(
             match,
             game_number=1,
@@ -121,6 +132,8 @@ def next_game(match: Match, *, now: float, rng: random.Random) -> Transition:
 
     Raises :class:`WrongPhase` unless the last game is over and the match is not finished.
     """
+    if match.status is Status.CANCELED:
+        raise MatchCanceled("the match was canceled by its owner")
     if match.status is not Status.GAME_OVER:
         raise WrongPhase(
             "the match is finished"
@@ -146,11 +159,12 @@ def _created(
     rules: Rules,
     now: float,
     seed: int | None,
+    owner: str | None,
 ) -> Transition:
     match = Match(
         id=match_id,
         rules=rules,
-        players=tuple(Player(spec.name, spec.bot, ()) for spec in players),
+        players=tuple(Player(spec.name, spec.bot, (), ref=spec.ref) for spec in players),
         pool=(),
         table=(),
         draft=None,
@@ -165,6 +179,7 @@ def _created(
         outcomes=(),
         seed=seed,
         created_at=now,
+        owner=owner,
     )
     return record(
         match,
@@ -234,6 +249,11 @@ def _check_match(players: Sequence[PlayerSpec], rules: Rules) -> None:
     for seat, spec in enumerate(players):
         if not spec.name.strip():
             raise InvalidMatch(f"the player at seat {seat} needs a name")
+        if spec.ref is not None and not 1 <= len(spec.ref) <= MAX_REF_LENGTH:
+            raise InvalidMatch(f"the ref of seat {seat} must be 1-{MAX_REF_LENGTH} characters")
+    refs = [spec.ref for spec in players if spec.ref is not None]
+    if len(set(refs)) != len(refs):
+        raise InvalidMatch("two seats have the same ref: a ref names one user")
     _check_rules(rules)
 
 
@@ -242,6 +262,8 @@ def _check_rules(rules: Rules) -> None:
         raise InvalidMatch("a match lasts at least 1 round")
     if rules.turn_seconds < 0:
         raise InvalidMatch("turn_seconds cannot be negative (0 means no time limit)")
+    if rules.turn_seconds > MAX_TURN_SECONDS:
+        raise InvalidMatch(f"a turn lasts at most {MAX_TURN_SECONDS} seconds (7 days)")
     if rules.initial_meld_points < 0:
         raise InvalidMatch("initial_meld_points cannot be negative")
     if rules.target_score is not None and rules.target_score < 1:

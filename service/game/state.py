@@ -46,7 +46,8 @@ class Status(enum.Enum):
 
     PLAYING = "playing"
     GAME_OVER = "game_over"  # a game has ended; next_game starts the next one
-    FINISHED = "finished"  # the last game has ended; the match has a winner
+    FINISHED = "finished"  # the last game has ended, or every human left (abandoned)
+    CANCELED = "canceled"  # its owner called it off; nothing more happens
 
 
 class Ending(enum.Enum):
@@ -56,19 +57,24 @@ class Ending(enum.Enum):
     ALL_PASSED = "all_passed"  # with an empty pool, every player passed in a row
     FIRST_CANNOT_PLAY = "first_cannot_play"  # option: the first pass with an empty pool
     NOBODY_CAN_PLAY = "nobody_can_play"  # the solver proved that no player can play
+    ABANDONED = "abandoned"  # the last human seat left
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerSpec:
-    """Who sits at a seat when a match is created."""
+    """Who sits at a seat when a match is created; ``ref`` is the owning app's id for them."""
 
     name: str
     bot: bool = False
+    ref: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Player:
-    """A seat: its rack (sorted, see :func:`sorted_rack`), initial meld and match record."""
+    """A seat: its rack (sorted, see :func:`sorted_rack`), initial meld and match record.
+
+    A seat whose player left is played by a bot from then on (``bot`` and ``left``).
+    """
 
     name: str
     bot: bool
@@ -76,6 +82,8 @@ class Player:
     melded: bool = False
     score: int = 0  # the match total
     games_won: int = 0
+    left: bool = False
+    ref: str | None = None  # the owning app's id for this player; never shown to others
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +116,20 @@ class Match:
     outcomes: tuple[GameResult, ...]
     seed: int | None
     created_at: float
-    winner: int | None = None  # the match winner, once finished
+    winner: int | None = None  # the match winner, once finished (None: abandoned)
+    owner: str | None = None  # the app that created the match (None: anonymous)
+    rematch_id: str | None = None  # the match that follows this one, once asked for
     clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
+
+    @property
+    def is_over(self) -> bool:
+        """Whether nothing more can happen: finished (or abandoned) or canceled."""
+        return self.status in (Status.FINISHED, Status.CANCELED)
+
+    @property
+    def humans(self) -> tuple[int, ...]:
+        """The seats a person still plays (neither a bot nor left)."""
+        return tuple(seat for seat, player in enumerate(self.players) if not player.bot)
 
     @property
     def games_total(self) -> int:
@@ -141,6 +161,10 @@ class EventType(enum.StrEnum):
     GAME_OVER = "game_over"
     MATCH_FINISHED = "match_finished"
     CLOCK_ADVANCED = "clock_advanced"  # test mode only
+    PLAYER_LEFT = "player_left"
+    MATCH_CANCELED = "match_canceled"
+    REMATCH_CREATED = "rematch_created"
+    TOKENS_REISSUED = "tokens_reissued"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from functools import partial
 from service.game.ending import stalemate, went_out
 from service.game.errors import (
     DeadlinePassed,
+    MatchCanceled,
     NotYourTurn,
     PassRefused,
     PoolEmpty,
@@ -44,6 +45,7 @@ __all__ = [
     "pass_turn",
     "play",
     "record_pass",
+    "require_playing",
     "require_seat",
     "save_draft",
     "stalemate_if_nobody_can_play",
@@ -246,10 +248,17 @@ def _stalemate_ending(match: Match) -> Ending | None:
     return None
 
 
-def _require_turn(match: Match, seat: int, now: float) -> None:
-    require_seat(match, seat)
+def require_playing(match: Match) -> None:
+    """Raise :class:`MatchCanceled` or :class:`WrongPhase` unless a game is being played."""
+    if match.status is Status.CANCELED:
+        raise MatchCanceled("the match was canceled by its owner")
     if match.status is not Status.PLAYING:
         raise WrongPhase(_phase_message(match))
+
+
+def _require_turn(match: Match, seat: int, now: float) -> None:
+    require_seat(match, seat)
+    require_playing(match)
     if seat != match.current_seat:
         raise NotYourTurn(f"it is seat {match.current_seat}'s turn, not seat {seat}'s")
     if match.turn_deadline is not None and now >= match.turn_deadline:

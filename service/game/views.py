@@ -15,11 +15,11 @@ from service.game.state import Match, Status, table_codes
 from service.game.turns import require_seat
 from service.rules import codes_of
 
-__all__ = ["private_view", "public_view"]
+__all__ = ["owner_view", "private_view", "public_view", "summary"]
 
 
 def public_view(match: Match, *, now: float) -> dict[str, Any]:
-    """Return what everyone may see of ``match``, spectators included.
+    """Return what everyone may see of ``match``, spectators included (never a ``ref``).
 
     ``current_seat``, ``turn_started`` and ``turn_deadline`` are ``None`` unless a game
     is being played (``turn_deadline`` also without a time limit); ``last_outcome`` is
@@ -46,6 +46,7 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
                 "melded": player.melded,
                 "score": player.score,
                 "games_won": player.games_won,
+                "left": player.left,
             }
             for seat, player in enumerate(match.players)
         ],
@@ -55,6 +56,7 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
         "rules": rules_to_dict(match.rules),
         "last_outcome": result_to_dict(match.outcomes[-1]) if match.outcomes else None,
         "winner": match.winner,
+        "rematch_id": match.rematch_id,
     }
 
 
@@ -65,3 +67,34 @@ def private_view(match: Match, seat: int, *, now: float) -> dict[str, Any]:
     """
     require_seat(match, seat)
     return {**public_view(match, now=now), "seat": seat, "rack": codes_of(match.players[seat].rack)}
+
+
+def owner_view(match: Match, *, now: float) -> dict[str, Any]:
+    """Return the public view with each player's ``ref``, for the app that owns ``match``."""
+    view = public_view(match, now=now)
+    for player, shown in zip(match.players, view["players"], strict=True):
+        shown["ref"] = player.ref
+    return view
+
+
+def summary(match: Match, *, updated_at: float) -> dict[str, Any]:
+    """Return the owner's listing item of ``match``: who plays, whose turn, when it changed."""
+    playing = match.status is Status.PLAYING
+    return {
+        "id": match.id,
+        "status": match.status.value,
+        "version": match.version,
+        "current_seat": match.current_seat if playing else None,
+        "turn_deadline": match.turn_deadline if playing else None,
+        "updated_at": updated_at,
+        "players": [
+            {
+                "seat": seat,
+                "name": player.name,
+                "ref": player.ref,
+                "bot": player.bot,
+                "left": player.left,
+            }
+            for seat, player in enumerate(match.players)
+        ],
+    }

@@ -15,7 +15,14 @@ from service.rules.options import (
     StalemateEnd,
     StalemateScoring,
 )
-from service.rules.scoring import Outcome, Reason, rack_total, score_stalemate, score_went_out
+from service.rules.scoring import (
+    Outcome,
+    Reason,
+    rack_total,
+    score_abandoned,
+    score_stalemate,
+    score_went_out,
+)
 from service.rules.sets import (
     SetFault,
     SetInfo,
@@ -68,6 +75,7 @@ __all__ = [
     "name_readings",
     "parse_tiles",
     "rack_total",
+    "score_abandoned",
     "score_stalemate",
     "score_went_out",
     "set_key",

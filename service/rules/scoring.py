@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from service.rules.options import StalemateScoring
 from service.rules.tiles import Tile
 
-__all__ = ["Outcome", "Reason", "rack_total", "score_stalemate", "score_went_out"]
+__all__ = [
+    "Outcome",
+    "Reason",
+    "rack_total",
+    "score_abandoned",
+    "score_stalemate",
+    "score_went_out",
+]
 
 
 class Reason(enum.Enum):
@@ -23,14 +30,15 @@ class Reason(enum.Enum):
 
     WENT_OUT = "went_out"
     STALEMATE = "stalemate"
+    ABANDONED = "abandoned"  # every human left: nobody wins, nobody scores
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a game ended, who won it and what each seat scored (summing to 0)."""
+    """How a game ended, who won it (``None``: abandoned) and what each seat scored (sum 0)."""
 
     reason: Reason
-    winner: int
+    winner: int | None
     scores: tuple[int, ...]
 
 
@@ -74,3 +82,8 @@ def score_stalemate(
     scores = [0 if seat == winner else base - totals[seat] for seat in range(seats)]
     scores[winner] = -sum(scores)
     return Outcome(Reason.STALEMATE, winner, tuple(scores))
+
+
+def score_abandoned(seats: int) -> Outcome:
+    """Score a game that nobody finished because every human left: no winner, all zero."""
+    return Outcome(Reason.ABANDONED, None, (0,) * seats)

@@ -7,6 +7,7 @@
 """
 
 from service.store.errors import OutcomeUnknown, Stale, StoreError, StoreUnavailable
+from service.store.listing import BadCursor, Page
 from service.store.matches import (
     SHARDS,
     Change,
@@ -20,11 +21,13 @@ from service.store.topology import Topology, limits_storage_uri, open_topology
 
 __all__ = [
     "SHARDS",
+    "BadCursor",
     "Change",
     "Keys",
     "Loaded",
     "MatchStore",
     "OutcomeUnknown",
+    "Page",
     "Receipt",
     "Stale",
     "StoreError",

@@ -40,6 +40,7 @@ from service.config import Settings
 from service.game import Event, EventType, Match
 from service.store.breaker import Breakers
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
+from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
 from service.store.scripts import COMMIT, DUE, LOAD, TIME
 from service.store.topology import Topology, open_topology, wait_replicas
 
@@ -86,6 +87,11 @@ class Keys:
 
     def receipt(self, seat: int, key: str) -> str:
         return f"{self.tag}:{self.match_id}:idem:{seat}:{key}"
+
+    @property
+    def listing(self) -> tuple[str, str, str]:
+        """The shard's listing ``ix``, ``sum`` and ``expiry`` keys (service.store.listing)."""
+        return f"{self.tag}:ix", f"{self.tag}:sum", f"{self.tag}:expiry"
 
 
 @dataclass(frozen=True)
@@ -171,12 +177,17 @@ class MatchStore:
         *,
         idempotency_ttl: int = 24 * 3600,
         finished_ttl: int = 7 * 24 * 3600,
+        idle_ttl: int = 30 * 24 * 3600,
         cache_size: int = 2048,
     ) -> None:
         self.topology = topology
         self.settings: Settings = topology.settings
         self.idempotency_ttl = idempotency_ttl
         self.finished_ttl = finished_ttl
+        self.idle_ttl = idle_ttl
+        self.listings = Listings(
+            self, tags=[shard_tag(shard) for shard in range(SHARDS)], tag_of=_tag_of
+        )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self._decoded = DecodedCache(cache_size)
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
@@ -184,7 +195,11 @@ class MatchStore:
     @classmethod
     def open(cls, settings: Settings) -> MatchStore:
         """The store on the Redis ``settings`` name (nothing connects yet)."""
-        return cls(open_topology(settings), finished_ttl=settings.finished_match_ttl)
+        return cls(
+            open_topology(settings),
+            finished_ttl=settings.finished_match_ttl,
+            idle_ttl=settings.idle_match_ttl,
+        )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -193,6 +208,14 @@ class MatchStore:
         keys = Keys(match_id or "clock")
         seconds, micros = self._call(keys.state, lambda: self.topology.eval(TIME, [keys.state], []))
         return self._tick(seconds, micros)
+
+    def clock(self) -> float:
+        """The shared clock as this worker last read it, moved on by its own monotonic clock
+        (no round trip); read from Redis when it has not been yet."""
+        clock = self._clock
+        if clock is None:
+            return self.now()
+        return clock[0] + (time.monotonic() - clock[1])
 
     def load(self, match_id: str) -> Loaded | None:
         """The match as stored now (``None`` when there is none), with the shared clock.
@@ -291,8 +314,8 @@ class MatchStore:
 
         Reads block up to ``wake`` seconds on a connection of their own; a read that times
         out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
-        match is finished and its last event yielded, or the match has expired; a Redis
-        failure raises :class:`StoreUnavailable` (the client resumes where it was).
+        match is finished (or canceled) and its last event yielded, or the match has expired;
+        a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
         """
         keys = Keys(match_id)
         try:
@@ -320,7 +343,7 @@ class MatchStore:
                 yield events
                 if events:
                     after = events[-1].version
-                    if events[-1].type is EventType.MATCH_FINISHED:
+                    if events[-1].type in (EventType.MATCH_FINISHED, EventType.MATCH_CANCELED):
                         return
         finally:
             client.close()
@@ -337,10 +360,19 @@ class MatchStore:
         when nothing was sent or Redis refused the script.
         """
         keys = Keys(change.match.id)
-        argv = self._argv(change, keys)
-        script_keys = [keys.state, keys.events, keys.deadlines]
+        ttl = self.ttl_of(change.match)
+        listed = indexed(
+            change.match,
+            tag=keys.tag,
+            updated_at=change.now,
+            expires_at=change.now + ttl if ttl else None,
+        )
+        argv = self._argv(change, keys, ttl, listed)
+        receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
         if change.receipt is not None:
-            script_keys.append(keys.receipt(change.receipt[0], change.receipt[1]))
+            receipt = keys.receipt(change.receipt[0], change.receipt[1])
+        script_keys = [keys.state, keys.events, keys.deadlines, *keys.listing, receipt]
+        script_keys += listed.keys
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
         for attempt in range(COMMIT_SENDS):
@@ -387,6 +419,37 @@ class MatchStore:
                 log.warning("deadlines on %s unreadable: %s", node, error)
                 failed.add(node)
         return due
+
+    def page(
+        self, app: str, *, ref: str | None, status: str | None, limit: int, cursor: str | None
+    ) -> Page:
+        """A page of ``app``'s matches (see :class:`service.store.listing.Listings`); raises
+        :class:`service.store.listing.BadCursor` for a cursor of another listing."""
+        now = self.clock()
+        key = shard_tag(0) + ":sum"
+        return self._call(
+            key,
+            lambda: self.listings.page(
+                app, ref=ref, status=status, limit=limit, cursor=cursor, now=now
+            ),
+        )
+
+    def expire_idle(self, *, limit: int = 100) -> int:
+        """Remove every key and listing entry of the matches whose time has come (idle, or
+        finished that long ago), from every shard whose node answers; return how many."""
+        expired = 0
+        for shard in range(SHARDS):
+            tag = shard_tag(shard)
+            keys = [f"{tag}:expiry", f"{tag}:ix", f"{tag}:sum", f"{tag}:deadlines"]
+            try:
+                expired += int(
+                    self._call(
+                        keys[0], partial(self.topology.eval, EXPIRE_IDLE, keys, [limit, tag])
+                    )
+                )
+            except StoreUnavailable as error:
+                log.warning("expiries of shard %s unreadable: %s", tag, error)
+        return expired
 
     def unschedule(self, match_id: str) -> None:
         """Forget the deadline of a match that is gone."""
@@ -456,9 +519,15 @@ class MatchStore:
         self._decoded.put(change.match, change.seats)
         return None
 
-    def _argv(self, change: Change, keys: Keys) -> list[Any]:
+    def ttl_of(self, match: Match) -> int:
+        """Seconds ``match`` is kept after this change: ``idle_ttl``, or ``finished_ttl`` once
+        it is over when that is shorter (0: kept for ever)."""
+        ttls = [self.idle_ttl] + ([self.finished_ttl] if match.is_over else [])
+        kept = [ttl for ttl in ttls if ttl > 0]
+        return min(kept) if kept else 0
+
+    def _argv(self, change: Change, keys: Keys, ttl: int, listed: Indexed) -> list[Any]:
         match = change.match
-        finished = match.status is game.Status.FINISHED
         receipt = b""
         if change.receipt is not None:
             kept = change.receipt[2]
@@ -472,8 +541,8 @@ class MatchStore:
             jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
             change.commit_id,
             receipt,
-            str(self.idempotency_ttl),
-            str(self.finished_ttl if finished else 0),
+            str(min(self.idempotency_ttl, ttl) if ttl else self.idempotency_ttl),
+            str(ttl),
             "" if deadline is None else repr(deadline),
             match.id,
             repr(change.now) if change.check_clock else "",
@@ -482,6 +551,8 @@ class MatchStore:
         ]
         for event in change.events:
             argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
+        argv += [listed.item, "" if listed.expires_at is None else repr(listed.expires_at)]
+        argv += [repr(score) for score in listed.scores]
         return argv
 
     def _decode(self, state: str, now: float) -> Loaded:
@@ -494,6 +565,10 @@ class MatchStore:
         now = int(seconds) + int(micros) / 1_000_000
         self._clock = (now, time.monotonic())
         return now
+
+
+def _tag_of(match_id: str) -> str:
+    return Keys(match_id).tag
 
 
 def _next_due(match: Match) -> float | None:

@@ -1,10 +1,13 @@
 """The Lua scripts of the store (see :mod:`service.store.matches` for the keys).
 
-``COMMIT`` KEYS: state, events, deadlines[, receipt]. ARGV: 1 the version it replaces ('' for
-a new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt JSON ('' for
-none), 6 the receipt's TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none),
-9 the match id, 10 the clock the change was computed at ('' not to check), 11 how far off that
-clock may be, 12 the number of events, then (version, event JSON) pairs. Answers:
+``COMMIT`` KEYS: state, events, deadlines, the shard's listing ``ix``, ``sum`` and ``expiry``
+(see :mod:`service.store.listing`), receipt (the state key when there is none), then the
+listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a new match),
+2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt JSON ('' for none), 6 the
+receipt's TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
+10 the clock the change was computed at ('' not to check), 11 how far off that clock may be,
+12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
+anonymous match), when the match expires ('' never) and each index key's score. Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
 - ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
@@ -13,15 +16,20 @@ clock may be, 12 the number of events, then (version, event JSON) pairs. Answers
 - ``{'clock', s, us}`` the clock it was computed at is off: recompute.
 
 The deadline index is written first: if that fails (an ACL, say) nothing has been written.
+The listing indexes are written in the same script, so a listing is never behind a change.
 """
 
 from __future__ import annotations
 
+from service.store.listing import INDEX_MATCH_LUA
+
 __all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
 
-COMMIT = """
-if KEYS[4] then
-  local kept = redis.call('GET', KEYS[4])
+COMMIT = (
+    INDEX_MATCH_LUA
+    + """
+if ARGV[5] ~= '' then
+  local kept = redis.call('GET', KEYS[7])
   if kept then return {'replay', kept} end
 end
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -57,16 +65,24 @@ local events = tonumber(ARGV[12])
 for i = 0, events - 1 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[13 + 2 * i], 'e', ARGV[14 + 2 * i], 'c', ARGV[4])
 end
-if KEYS[4] and ARGV[5] ~= '' then
-  redis.call('SET', KEYS[4], ARGV[5], 'EX', ARGV[6])
+if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[7], ARGV[5], 'EX', ARGV[6])
 end
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
 end
+local at = 13 + 2 * events
+local index_keys, scores = {}, {}
+for i = 8, #KEYS do
+  index_keys[#index_keys + 1] = KEYS[i]
+  scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
+end
+index_match(ARGV[9], KEYS[4], KEYS[5], KEYS[6], ARGV[at], ARGV[at + 1], index_keys, scores)
 return {'ok'}
 """
+)
 
 # KEYS: state. ARGV: the version the caller holds ('' for none). Answers the stored version,
 # the state unless it is the caller's version, and Redis TIME.

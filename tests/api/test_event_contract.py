@@ -14,10 +14,12 @@ import pytest
 from tests.api.matchclient import create, setup
 from tests.support.contract import contract, validate_event
 
+APP_KEY = "contract-key-" + "k" * 20
+
 
 @pytest.fixture
 def app_overrides() -> dict:
-    return {"test_mode": True}
+    return {"test_mode": True, "api_keys": f"contract={APP_KEY}"}
 
 
 def event_types() -> list[str]:
@@ -62,7 +64,19 @@ def test_every_event_type_the_referee_writes_is_declared_with_every_field(client
     created, (ann, bo) = setup(client, ["K9 O1", "R10 R11 R12 R13"], rules={"target_score": 1})
     assert ann.pass_().status_code == 200  # the pool is empty and Ann cannot meld
     assert bo.play("R10 R11 R12 R13").status_code == 200
+    rematch = client.post(f"/v1/matches/{created['id']}/rematch", headers=ann.auth)
+    assert rematch.status_code == 201
     seen |= {e["type"] for e in logged(client, created["id"])}
+
+    key = {"X-API-Key": APP_KEY}
+    body = {"players": [{"name": "Ann"}, {"name": "Bo"}, {"name": "Cy"}]}
+    owned = client.post("/v1/matches", json=body, headers=key).get_json()
+    seats = f"/v1/matches/{owned['id']}/seats"
+    assert client.post(f"{seats}/0/token", headers=key).status_code == 201
+    leave = client.post(f"/v1/matches/{owned['id']}/leave", json={"seat": 1}, headers=key)
+    assert leave.status_code == 200
+    assert client.post(f"/v1/matches/{owned['id']}/cancel", headers=key).status_code == 200
+    seen |= {e["type"] for e in logged(client, owned["id"])}
 
     assert seen == set(event_types())
 

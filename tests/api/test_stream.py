@@ -66,6 +66,7 @@ SAMPLE_DATA: dict[str, dict[str, Any]] = {
         "totals": [10, -10],
     },
     "match_finished": {"winner": 0, "totals": [10, -10], "games_won": [1, 0], "games_played": 1},
+    "match_canceled": {"game_number": 1},
 }
 PER_SEAT = {"played", "drew"}
 
@@ -213,6 +214,15 @@ def test_the_stream_ends_once_the_match_is_finished_and_sent(client, store) -> N
     reader = follow(client, query_string={"after": "1"})
     assert [reader.event()["event"], reader.event()["event"]] == ["game_over", "match_finished"]
     assert reader.ended()
+
+
+def test_the_stream_of_a_canceled_match_ends_with_its_cancellation(client, store) -> None:
+    commit(store, event(1, "match_created"), event(2, "match_canceled", game_number=1))
+    reader = follow(client, query_string={"after": "1"})
+    assert reader.event()["event"] == "match_canceled"
+    assert reader.ended()
+    response = client.get(f"/v1/matches/{MATCH}/stream", headers={"Last-Event-ID": "2"})
+    assert response.status_code == 204
 
 
 def test_asking_again_after_the_last_event_of_a_finished_match_is_a_204(client, store) -> None:

@@ -46,6 +46,7 @@ PUBLIC_FIELDS = {
     "rules",
     "last_outcome",
     "winner",
+    "rematch_id",
 }
 
 
@@ -104,6 +105,7 @@ def test_the_public_view_shows_what_everyone_may_see_and_nothing_secret() -> Non
         "melded": False,
         "score": 0,
         "games_won": 0,
+        "left": False,
     }
     text = json.dumps(view)
     for secret in ("O4", "B9", "R10", "K2"):
