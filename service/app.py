@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import apps, backends, errors, limits, matches, meld, meta, stream, webhooks
+from service.api import apps, backends, clock, errors, limits, matches, meld, meta, stream, webhooks
 from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
 from service.bootstrap import bootstrap
@@ -56,6 +56,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
+        clock.blueprint,
         backends.blueprint,
         stream.blueprint,
         webhooks.blueprint,

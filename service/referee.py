@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from service import game
@@ -267,7 +268,7 @@ class Referee:
         """The settled match, the seat ``token`` names (``None`` without one) and the clock."""
         loaded = self._settled(match_id)
         seat = None if token is None else self._seat(match_id, loaded.seats, token)
-        return loaded.match, seat, loaded.now
+        return loaded.match, seat, _game_now(loaded)
 
     def wait(self, match_id: str, version: int, *, timeout: float) -> None:
         """Block until the match is past ``version``, ``timeout`` seconds pass, or the
@@ -423,7 +424,7 @@ class Referee:
 
         def reissue(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
             _require_owner(loaded.match, app)
-            transition = game.reissue_tokens(loaded.match, (seat,), now=loaded.now)
+            transition = game.reissue_tokens(loaded.match, (seat,), now=_game_now(loaded))
             return transition, _with_digests(loaded.seats, {seat: token})
 
         self._change(match_id, reissue)
@@ -446,21 +447,21 @@ class Referee:
                 if seat is None:
                     raise SeatRequired('with the app\'s key, say which seat leaves: {"seat": n}')
                 who = seat
-            left = game.leave(loaded.match, who, now=loaded.now)
-            return left.then(lambda m: self._advance(m, loaded.now, True)), loaded.seats
+            left = game.leave(loaded.match, who, now=_game_now(loaded))
+            return left.then(lambda m: self._advance(m, _game_now(loaded), True)), loaded.seats
 
         loaded = self._change(match_id, leaving)
-        return loaded.match, loaded.now
+        return loaded.match, _game_now(loaded)
 
     def cancel(self, match_id: str, *, app: str) -> tuple[Match, float]:
         """``app`` ends its match at once (``canceled``); canceling again changes nothing."""
 
         def canceling(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
             _require_owner(loaded.match, app)
-            return game.cancel(loaded.match, now=loaded.now), loaded.seats
+            return game.cancel(loaded.match, now=_game_now(loaded)), loaded.seats
 
         loaded = self._change(match_id, canceling)
-        return loaded.match, loaded.now
+        return loaded.match, _game_now(loaded)
 
     def rematch(self, match_id: str, *, token: str | None, app: str | None) -> Rematched:
         """The rematch of a finished match, made by the first caller and joined by the rest,
@@ -488,7 +489,7 @@ class Referee:
             tokens.update({seat: _new_token(new_id) for seat in seats})
             if not seats:
                 return Transition(loaded.match, ()), loaded.seats
-            transition = game.reissue_tokens(loaded.match, seats, now=loaded.now)
+            transition = game.reissue_tokens(loaded.match, seats, now=_game_now(loaded))
             return transition, _with_digests(loaded.seats, tokens)
 
         new = self._change(new_id, hand_out)
@@ -500,7 +501,7 @@ class Referee:
 
         def record(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
             chosen = loaded.match.rematch_id or candidate
-            return game.record_rematch(loaded.match, chosen, now=loaded.now), loaded.seats
+            return game.record_rematch(loaded.match, chosen, now=_game_now(loaded)), loaded.seats
 
         recorded = self._change(match_id, record).match.rematch_id
         assert recorded is not None
@@ -542,6 +543,27 @@ class Referee:
 
     # -- the sweeper ----------------------------------------------------------------
 
+    def advance_clock(self, match_id: str, seconds: float) -> tuple[Match, float]:
+        """Test mode: run the match's clock ``seconds`` ahead and settle what falls due by then
+        (timeouts, penalties, bot turns), as if the time had passed; the match and its time."""
+        for attempt in range(MAX_ATTEMPTS):
+            loaded = self._load(match_id)
+            now = _game_now(loaded)
+            advanced = game.advance_clock(loaded.match, seconds, at=now)
+            transition = advanced.then(partial(self._advance, now=now + seconds, moved=False))
+            change = Change(
+                loaded.match.version, transition.match, loaded.seats, transition.events, loaded.now
+            )
+            try:
+                self._commit(change)
+            except Stale:
+                _back_off(attempt)
+                continue
+            return transition.match, now + seconds
+        raise Busy(
+            "the match kept changing while this request was applied; nothing was changed, retry"
+        )
+
     def settle_due(self, match_id: str) -> Match | None:
         """Settle what is owed to ``match_id`` (the sweeper's job); ``None`` if it is gone."""
         try:
@@ -574,7 +596,7 @@ class Referee:
             try:
                 if if_match is not None and if_match != loaded.match.version:
                     raise StaleVersion(loaded.match.version)
-                now = loaded.now
+                now = _game_now(loaded)
                 settled = self._advance(loaded.match, now, False)
                 transition = settled.then(
                     lambda m, now=now, seat=seat: self._apply(action, m, seat, now)  # type: ignore[misc]
@@ -590,7 +612,7 @@ class Referee:
                 raise
             receipt = None
             if idempotency is not None:
-                view = game.private_view(transition.match, seat, now=loaded.now)
+                view = game.private_view(transition.match, seat, now=now)
                 drawn = tuple(tile.code for tile in transition.drawn)
                 kept = Receipt(idempotency.fingerprint, transition.match.version, drawn, view)
                 receipt = (seat, idempotency.key, kept)
@@ -618,7 +640,7 @@ class Referee:
                 return Moved(receipt[2].version, receipt[2].view, receipt[2].drawn)
             return Moved(
                 transition.match.version,
-                game.private_view(transition.match, seat, now=loaded.now),
+                game.private_view(transition.match, seat, now=now),
                 tuple(tile.code for tile in transition.drawn),
             )
         raise Busy(
@@ -632,7 +654,7 @@ class Referee:
 
     def _settle_before_refusal(self, loaded: Loaded) -> None:
         """What time owes the match stands, even when the move is refused."""
-        settled = self._advance(loaded.match, loaded.now, False)
+        settled = self._advance(loaded.match, _game_now(loaded), False)
         if not settled.events:
             return
         change = Change(
@@ -670,7 +692,7 @@ class Referee:
         """Load the match and commit whatever time and bots owe it by now."""
         for attempt in range(MAX_ATTEMPTS):
             loaded = self._load(match_id)
-            transition = self._advance(loaded.match, loaded.now, False)
+            transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded
             change = Change(
@@ -711,6 +733,11 @@ class Referee:
         ):
             raise TokenForAnotherMatch("this token belongs to another match")
         raise BadToken("the seat token is not valid for this match")
+
+
+def _game_now(loaded: Loaded) -> float:
+    """The match's own clock: the shared one, ahead by what test mode advanced it."""
+    return loaded.now + loaded.match.clock_offset
 
 
 def _require_owner(match: Match, app: str) -> None:

@@ -14,7 +14,7 @@ from service import game
 from service.api import apps, auth
 from service.api.errors import BadRequest
 from service.api.fields import WholeNumber
-from service.api.parsing import load_body
+from service.api.parsing import field_errors, load_body
 from service.game import MAX_REF_LENGTH, Match, Status
 from service.referee import BadToken, Referee, Rematched
 
@@ -145,6 +145,6 @@ def _query(schema: Schema) -> dict[str, Any]:
                 f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
             ),
             kind="invalid-query",
-            errors=error.messages,
+            errors=field_errors(error.messages),
         ) from None
     return loaded

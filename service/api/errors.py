@@ -20,6 +20,7 @@ from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
 from service.api.apps import KeyRefused, RefWithoutKey
+from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
 from service.observability import record_refusal
@@ -96,7 +97,13 @@ def _busy(error: Busy) -> tuple[str, dict[str, Any], dict[str, str]]:
 
 def _illegal(error: IllegalTurn) -> tuple[str, dict[str, Any], dict[str, str]]:
     violations = [
-        {"code": v.code, "message": v.message, "set_index": v.set_index, "tiles": list(v.tiles)}
+        {
+            "code": v.code,
+            "message": v.message,
+            "set_index": v.set_index,
+            "tiles": list(v.tiles),
+            "params": v.params,
+        }
         for v in error.violations
     ]
     count = len(violations)
@@ -173,8 +180,10 @@ def problem_response(
     """A problem+json response, written like every other answer (compact JSON)."""
     body = {"type": TYPE_PREFIX + kind, "title": title, "status": status, "detail": detail}
     body.update(extra or {})
+    body, language = localized(body)
     response = Response(dumps(body), status=status, mimetype=PROBLEM_JSON)
     response.headers.update(headers or {})
+    response.headers.update({"Content-Language": language, "Vary": "Accept-Language"})
     return response
 
 

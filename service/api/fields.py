@@ -16,15 +16,26 @@ MAX_SET_TILES = 40
 
 
 class TileCode(fields.Field[Tile]):
-    """A tile written as its code (``R7``, ``J``), loaded as a :class:`Tile`."""
+    """A tile written as its code (``R7``, ``J``), loaded as a :class:`Tile`.
+
+    ``readings=True`` (tiles of a table's sets) also takes a joker naming its reading
+    (``J=R1``); elsewhere (racks, the pool) a joker is just ``J``.
+    """
+
+    def __init__(self, *, readings: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.readings = readings
 
     def _deserialize(
         self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
     ) -> Tile:
         try:
-            return Tile.parse(value)
+            tile = Tile.parse(value)
         except InvalidTileCode as error:
             raise ValidationError(str(error)) from None
+        if tile.reading is not None and not self.readings:
+            raise ValidationError(f"{value!r}: a joker names its reading only in a set: use J")
+        return tile
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> str | None:
         return None if value is None else str(value)
@@ -55,5 +66,5 @@ class WholeNumber(fields.Integer):
 
 def Table(**kwargs: Any) -> fields.List[list[Tile | None]]:
     """A list of sets, each a list of tile codes in display order."""
-    a_set = fields.List(TileCode(), validate=validate.Length(max=MAX_SET_TILES))
+    a_set = fields.List(TileCode(readings=True), validate=validate.Length(max=MAX_SET_TILES))
     return fields.List(a_set, validate=validate.Length(max=MAX_TABLE_SETS), **kwargs)

@@ -11,7 +11,7 @@ from service import game
 from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
 from service.api.errors import BadRequest
-from service.api.parsing import load_body
+from service.api.parsing import field_errors, load_body
 from service.api.schemas import (
     create_match_schema,
     table_body_schema,
@@ -20,6 +20,7 @@ from service.api.schemas import (
 from service.game import Match
 from service.game.state import sorted_rack
 from service.referee import Moved, Referee
+from service.rules import codes_of, name_readings
 
 __all__ = ["blueprint"]
 
@@ -148,7 +149,7 @@ def hint(match_id: str) -> Response:
     answer = {
         "status": solution.status.value,
         "version": match.version,
-        "table": [[t.code for t in s] for s in solution.table] if solution.found else None,
+        "table": ([codes_of(name_readings(s)) for s in solution.table] if solution.found else None),
         "placed": [tile.code for tile in sorted_rack(solution.placed.elements())],
         "tile_count": solution.tile_count,
         "points": solution.points,
@@ -191,6 +192,6 @@ def _query(schema: Schema) -> dict[str, Any]:
                 f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
             ),
             kind="invalid-query",
-            errors=error.messages,
+            errors=field_errors(error.messages),
         ) from None
     return loaded

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, Response, jsonify
 from marshmallow import Schema, fields, validate
 
 from service.api.fields import Flag, Table, WholeNumber
+from service.api.language import request_language, say
 from service.api.parsing import load_body
 from service.rules import classify, meets_initial_meld, set_points
 
@@ -30,10 +31,16 @@ meld_check_schema = MeldCheckSchema()
 
 
 @blueprint.post("/v1/meld-check")
-def meld_check() -> dict[str, Any]:
+def meld_check() -> Response:
     """Say, set by set, what the sets are worth and whether they make an initial meld."""
     body = load_body(meld_check_schema)
-    return check_meld(body["sets"], **body["rules"])
+    answer = check_meld(body["sets"], **body["rules"])
+    language = request_language()
+    for reading in answer["sets"]:
+        reading["reason"] = reading["reason"] and say(reading["reason"], language)
+    response = jsonify(answer)
+    response.headers.update({"Content-Language": language, "Vary": "Accept-Language"})
+    return response
 
 
 def check_meld(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response, current_app, request
 
 __all__ = ["blueprint", "SPEC_PATH"]
 
 blueprint = Blueprint("meta", __name__)
 SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+YAML_TYPES = ["application/yaml", "text/yaml"]
 
 
 @blueprint.get("/healthz")
@@ -27,5 +28,9 @@ def readyz() -> dict[str, str]:
 
 @blueprint.get("/openapi.yaml")
 def openapi_yaml() -> Response:
-    """Serve the OpenAPI 3.1 contract this service follows."""
-    return Response(current_app.extensions["openapi_text"], mimetype="application/yaml")
+    """Serve the OpenAPI 3.1 contract this service follows.
+
+    ``application/yaml`` (RFC 9512), or ``text/yaml`` when the client asks for it by name.
+    """
+    mimetype = request.accept_mimetypes.best_match(YAML_TYPES, default=YAML_TYPES[0])
+    return Response(current_app.extensions["openapi_text"], mimetype=mimetype)

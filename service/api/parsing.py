@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError
 
 from service.api.errors import BadRequest
 
-__all__ = ["load_body"]
+__all__ = ["field_errors", "load_body"]
 
 
 def load_body(schema: Schema) -> Any:
@@ -30,7 +30,7 @@ def load_body(schema: Schema) -> Any:
         raise BadRequest(
             "the request body does not match the schema: " + _summary(error.messages),
             kind="invalid-body",
-            errors=error.messages,
+            errors=field_errors(error.messages),
         ) from None
 
 
@@ -55,3 +55,21 @@ def _summary(messages: Any, path: str = "") -> str:
     if isinstance(messages, list):
         return "; ".join(_summary(m, path) for m in messages)
     return f"{path or 'body'}: {messages}"
+
+
+def field_errors(messages: Any, path: str = "") -> list[dict[str, str]]:
+    """Flatten marshmallow's nested ``messages`` into ``[{"field": "a.0.b", "message": ...}]``.
+
+    The body as a whole (marshmallow's ``_schema``, or a list at the top) is ``"_schema"``.
+    """
+    if isinstance(messages, dict):
+        return [
+            error
+            for key, value in messages.items()
+            for error in field_errors(
+                value, path if key == "_schema" else f"{path}.{key}" if path else str(key)
+            )
+        ]
+    if isinstance(messages, list):
+        return [error for message in messages for error in field_errors(message, path)]
+    return [{"field": path or "_schema", "message": str(messages)}]

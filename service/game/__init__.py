@@ -69,13 +69,14 @@ from service.game.state import (
     Table,
     Transition,
 )
-from service.game.timers import draft_changes_table, settle
+from service.game.timers import advance_clock, draft_changes_table, settle
 from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
 from service.game.views import owner_view, private_view, public_view, summary
 
 __all__ = [
     "Autoplay",
     "advance",
+    "advance_clock",
     "FORMAT",
     "HAND_SIZE",
     "BadSetup",

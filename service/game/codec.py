@@ -65,6 +65,7 @@ def to_dict(match: Match) -> dict[str, Any]:
         "seed": match.seed,
         "created_at": match.created_at,
         "winner": match.winner,
+        "clock_offset": match.clock_offset,
         "owner": match.owner,
         "rematch_id": match.rematch_id,
     }
@@ -218,6 +219,7 @@ def _match_from_dict(data: Mapping[str, Any]) -> Match:
         seed=_optional_int(data["seed"]),
         created_at=float(data["created_at"]),
         winner=_optional_int(data["winner"]),
+        clock_offset=float(data.get("clock_offset", 0.0)),
         owner=_optional_str(data.get("owner")),  # these two are absent in older stored states
         rematch_id=_optional_str(data.get("rematch_id")),
     )

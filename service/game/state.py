@@ -119,6 +119,7 @@ class Match:
     winner: int | None = None  # the match winner, once finished (None: abandoned)
     owner: str | None = None  # the app that created the match (None: anonymous)
     rematch_id: str | None = None  # the match that follows this one, once asked for
+    clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
 
     @property
     def is_over(self) -> bool:
@@ -159,6 +160,7 @@ class EventType(enum.StrEnum):
     PASSED = "passed"
     GAME_OVER = "game_over"
     MATCH_FINISHED = "match_finished"
+    CLOCK_ADVANCED = "clock_advanced"  # test mode only
     PLAYER_LEFT = "player_left"
     MATCH_CANCELED = "match_canceled"
     REMATCH_CREATED = "rematch_created"

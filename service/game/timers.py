@@ -18,7 +18,7 @@ from service.game.state import EventType, Match, Status, Table, Transition, reco
 from service.game.turns import end_turn, record_pass, take_from_pool
 from service.rules import set_key
 
-__all__ = ["TIMEOUT_TILES", "draft_changes_table", "settle"]
+__all__ = ["TIMEOUT_TILES", "advance_clock", "draft_changes_table", "settle"]
 
 TIMEOUT_TILES = 1
 
@@ -71,3 +71,20 @@ def _expire(match: Match) -> Transition:
 def _draw_owed(match: Match, seat: int, owed: int, *, at: float) -> Transition:
     taken, drawn = take_from_pool(match, seat, owed)
     return end_turn(taken, seat, EventType.DREW, at=at, count=len(drawn))
+
+
+def advance_clock(match: Match, seconds: float, *, at: float) -> Transition:
+    """Test mode: run ``match``'s clock ``seconds`` ahead from ``at`` (its time now).
+
+    Emits ``clock_advanced``; the caller then settles what falls due by ``at + seconds``
+    (:func:`settle`), each expiry at its own deadline, as if the time had passed.
+    """
+    offset = match.clock_offset + seconds
+    return record(
+        replace(match, clock_offset=offset),
+        EventType.CLOCK_ADVANCED,
+        at=at,
+        seat=None,
+        seconds=seconds,
+        offset=offset,
+    )

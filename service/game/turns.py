@@ -72,7 +72,7 @@ def play(match: Match, seat: int, table: Sequence[Sequence[Tile]], *, now: float
     violations = check_turn(match.table, after, rack, melded=player.melded, rules=match.rules)
     if violations:
         raise IllegalTurn(violations)
-    added = tiles_of(after) - tiles_of(match.table)
+    added = rack & (tiles_of(after) - tiles_of(match.table))  # rack tiles: jokers unnamed
     remaining = sorted_rack((rack - added).elements())
     played = replace(
         match.with_player(seat, replace(player, rack=remaining, melded=True)),

@@ -24,7 +24,15 @@ from service.rules.scoring import (
     score_stalemate,
     score_went_out,
 )
-from service.rules.sets import SetFault, SetInfo, SetKind, classify, is_valid_set, set_points
+from service.rules.sets import (
+    SetFault,
+    SetInfo,
+    SetKind,
+    classify,
+    is_valid_set,
+    name_readings,
+    set_points,
+)
 from service.rules.tiles import (
     COLOURS,
     JOKER,
@@ -66,6 +74,7 @@ __all__ = [
     "initial_meld_value",
     "is_valid_set",
     "meets_initial_meld",
+    "name_readings",
     "parse_tiles",
     "rack_total",
     "score_abandoned",

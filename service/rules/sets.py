@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Colour, Tile
 
-__all__ = ["SetFault", "SetInfo", "SetKind", "classify", "is_valid_set", "set_points"]
+__all__ = [
+    "SetFault",
+    "SetInfo",
+    "SetKind",
+    "classify",
+    "is_valid_set",
+    "name_readings",
+    "set_points",
+]
 
 MIN_SET_SIZE = 3
 MAX_GROUP_SIZE = len(COLOURS)
@@ -48,6 +56,8 @@ class SetInfo:
     ``jokers`` names what each joker stands for, in order: a tile code in a run
     (``"R12"``), the possible codes joined by ``|`` in a group (``"K5|O5"``).
     ``points`` counts each joker as the number it stands for; 0 when invalid.
+    ``reason_params`` are the tiles and numbers ``reason`` names, by name, for a client
+    that words the reason itself (``{"tile": "R3", "previous": "R5"}``).
     """
 
     tiles: tuple[Tile, ...]
@@ -59,6 +69,7 @@ class SetInfo:
     number: int | None = None
     colour: Colour | None = None
     start: int | None = None
+    reason_params: tuple[tuple[str, str | int], ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -81,8 +92,11 @@ class SetInfo:
 def classify(tiles: Sequence[Tile]) -> SetInfo:
     """Read ``tiles`` (in display order) as a run or a group; never raises.
 
-    Returns a :class:`SetInfo` whose ``fault`` and ``reason`` say what is wrong
-    when the set is invalid.
+    A joker that names its reading (``J=R1``) is read as that tile: ``J=R1 J=R2 R3`` is a
+    run, where ``J J R3`` is read the way worth more (a group of 3s). A joker with no
+    reading stands for what the set needs. Returns a :class:`SetInfo` whose ``fault`` and
+    ``reason`` say what is wrong when the set is invalid (a reading the set cannot have
+    included).
     """
     tiles = tuple(tiles)
     numbered = [tile for tile in tiles if not tile.is_joker]
@@ -90,6 +104,8 @@ def classify(tiles: Sequence[Tile]) -> SetInfo:
         return _invalid(tiles, SetFault.TOO_FEW_TILES, "a set needs at least 3 tiles")
     if not numbered:
         return _invalid(tiles, SetFault.JOKERS_ONLY, "a set of jokers only has no defined value")
+    if any(tile.reading is not None for tile in tiles):
+        return _with_readings(tiles)
     same_number = len({tile.number for tile in numbered}) == 1
     same_colour = len({tile.colour for tile in numbered}) == 1
     if len(numbered) == 1:
@@ -103,6 +119,41 @@ def classify(tiles: Sequence[Tile]) -> SetInfo:
         SetFault.MIXED,
         "a set must be a run (one colour, consecutive numbers) or a group "
         "(one number, different colours)",
+    )
+
+
+def _with_readings(tiles: tuple[Tile, ...]) -> SetInfo:
+    """Read ``tiles`` with each named joker taken as the tile it names."""
+    read = classify(tuple(tile.reading or tile for tile in tiles))
+    if not read.valid:
+        return replace(read, tiles=tiles)
+    if read.kind is SetKind.RUN:
+        assert read.colour is not None and read.start is not None
+        jokers = tuple(
+            Tile(read.colour, read.start + i).code for i, tile in enumerate(tiles) if tile.is_joker
+        )
+        return replace(read, tiles=tiles, jokers=jokers)
+    assert read.number is not None
+    real = {tile.colour for tile in tiles if not tile.is_joker and tile.colour is not None}
+    named = {tile.reading.colour for tile in tiles if tile.reading is not None}
+    free = "|".join(Tile(c, read.number).code for c in COLOURS if c not in real | named)
+    jokers = tuple(
+        tile.reading.code if tile.reading is not None else free for tile in tiles if tile.is_joker
+    )
+    return replace(read, tiles=tiles, jokers=jokers)
+
+
+def name_readings(tiles: Sequence[Tile]) -> tuple[Tile, ...]:
+    """``tiles`` with each joker of a valid run named by the tile it stands for (``J=R12``).
+
+    A group's jokers, an invalid set's and jokers already named are left as they are.
+    """
+    info = classify(tiles)
+    if info.kind is not SetKind.RUN:
+        return tuple(tiles)
+    return tuple(
+        Tile(None, None, reading) if tile.is_joker and tile.reading is None else tile
+        for tile, reading in zip(tiles, info.stands_for, strict=True)
     )
 
 
@@ -143,6 +194,7 @@ def _as_group(tiles: tuple[Tile, ...]) -> SetInfo:
                 tiles,
                 SetFault.GROUP_REPEATS_COLOUR,
                 f"a group cannot hold two {code} tiles: its colours must all differ",
+                tile=code,
             )
     if len(tiles) > MAX_GROUP_SIZE:
         return _invalid(tiles, SetFault.GROUP_TOO_LARGE, "a group holds at most 4 tiles")
@@ -162,13 +214,17 @@ def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
     end = start + len(tiles) - 1
     if start < MIN_NUMBER:
         return _invalid(
-            tiles, SetFault.JOKER_OUT_OF_RANGE, f"a joker cannot stand for {start}: 1 is the lowest"
+            tiles,
+            SetFault.JOKER_OUT_OF_RANGE,
+            f"a joker cannot stand for {start}: 1 is the lowest",
+            number=start,
         )
     if end > MAX_NUMBER:
         return _invalid(
             tiles,
             SetFault.JOKER_OUT_OF_RANGE,
             f"a joker cannot stand for {end}: nothing follows 13",
+            number=end,
         )
     stands = [Tile(colour, start + i) for i in range(len(tiles))]
     jokers = tuple(stands[i].code for i, tile in enumerate(tiles) if tile.is_joker)
@@ -185,6 +241,8 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
             tiles,
             SetFault.RUN_WRAPS_AROUND,
             f"{tile.code} cannot follow {previous.code}: 1 is always the lowest number",
+            tile=tile.code,
+            previous=previous.code,
         )
     if tile.number <= previous.number:
         reason = f"{tile.code} cannot follow {previous.code}: a run is listed in ascending order"
@@ -192,8 +250,10 @@ def _broken_run(tiles: tuple[Tile, ...], position: int) -> SetInfo:
         reason = (
             f"{tile.code} cannot follow {previous.code} here: the numbers of a run are consecutive"
         )
-    return _invalid(tiles, SetFault.RUN_NOT_CONSECUTIVE, reason)
+    return _invalid(
+        tiles, SetFault.RUN_NOT_CONSECUTIVE, reason, tile=tile.code, previous=previous.code
+    )
 
 
-def _invalid(tiles: tuple[Tile, ...], fault: SetFault, reason: str) -> SetInfo:
-    return SetInfo(tiles, None, fault, reason)
+def _invalid(tiles: tuple[Tile, ...], fault: SetFault, reason: str, **params: str | int) -> SetInfo:
+    return SetInfo(tiles, None, fault, reason, reason_params=tuple(params.items()))

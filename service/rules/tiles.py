@@ -1,7 +1,9 @@
 """Tiles and their text notation.
 
 A tile is written as a code: a colour letter and a number (``R7``, ``B13``,
-``K1``, ``O10``) or ``J`` for a joker. :meth:`Tile.parse` and
+``K1``, ``O10``) or ``J`` for a joker. On the table a joker may name the tile it
+stands for: ``J=R1`` is a joker read as R1 (its *reading*); it is still a joker,
+equal to ``J`` in every multiset. :meth:`Tile.parse` and
 :attr:`Tile.code` round-trip, and ``repr`` gives an expression you can paste.
 Multisets of tiles are :class:`collections.Counter` objects.
 """
@@ -37,7 +39,7 @@ class InvalidTileCode(ValueError):
     def __init__(self, code: object) -> None:
         super().__init__(
             f"{code!r} is not a tile code: use a colour R, B, K or O and a number 1-13 "
-            "(R7, K13), or J for a joker"
+            "(R7, K13), or J for a joker (J=R7 on the table: a joker read as R7)"
         )
         self.code = code
 
@@ -56,10 +58,15 @@ COLOURS: tuple[Colour, ...] = tuple(Colour)
 
 @dataclass(frozen=True, slots=True, order=False)
 class Tile:
-    """One tile: a coloured number, or a joker (``colour`` and ``number`` both ``None``)."""
+    """One tile: a coloured number, or a joker (``colour`` and ``number`` both ``None``).
+
+    A joker's ``reading`` is the numbered tile a client named for it (``J=R1``); it does
+    not take part in equality or hashing: ``Tile.parse("J=R1") == JOKER``.
+    """
 
     colour: Colour | None
     number: int | None
+    reading: Tile | None = field(default=None, compare=False, repr=False)
     code: str = field(init=False, repr=False, compare=False)
     """The tile's code, such as ``"R7"`` or ``"J"``."""
     _hash: int = field(init=False, repr=False, compare=False)
@@ -68,7 +75,7 @@ class Tile:
         # Both worked out once: tiles are hashed in every multiset operation, and codes are
         # written for every stored state and view.
         if self.colour is None or self.number is None:
-            code = "J"
+            code = "J" if self.reading is None else f"J={self.reading.code}"
         else:
             code = f"{self.colour.value}{self.number}"
         object.__setattr__(self, "code", code)
@@ -77,15 +84,20 @@ class Tile:
     def __hash__(self) -> int:
         return self._hash
 
-    def __reduce__(self) -> tuple[object, tuple[Colour | None, int | None]]:
+    def __reduce__(self) -> tuple[object, tuple[Colour | None, int | None, Tile | None]]:
         # Pickled (and copied) by its fields, so that another process works its own hash out:
         # string hashes differ between processes.
-        return (Tile, (self.colour, self.number))
+        return (Tile, (self.colour, self.number, self.reading))
 
     @staticmethod
     def parse(code: str) -> Tile:
         """Return the tile written as ``code``; raise :class:`InvalidTileCode` otherwise."""
         return _parse(code) if isinstance(code, str) else _raise(code)
+
+    @property
+    def plain(self) -> Tile:
+        """The tile without a reading (a named joker is a plain joker on a rack)."""
+        return JOKER if self.reading is not None else self
 
     @property
     def is_joker(self) -> bool:
@@ -112,6 +124,11 @@ def _raise(code: object) -> Tile:
 def _parse(code: str) -> Tile:
     if code == "J":
         return JOKER
+    if code.startswith("J="):
+        reading = _parse(code[2:]) if code[2:] != "J" and "=" not in code[2:] else None
+        if reading is None:
+            raise InvalidTileCode(code)
+        return Tile(None, None, reading)
     if len(code) < 2 or len(code) > 3:
         raise InvalidTileCode(code)
     try:

@@ -41,13 +41,27 @@ class Violation:
 
     ``set_index`` counts from 0 in the table the player sent (or, for
     ``table_changed_before_initial_meld`` and ``joker_locked_set_broken``, in the
-    table before the turn); the sentence counts from 1.
+    table before the turn); the sentence counts from 1. :attr:`params` holds, by name,
+    every tile and number the sentence names (``set_index``, ``tiles``, ``points``,
+    ``threshold``...), so a client can word the rule in its own language.
     """
 
     fault: SetFault | TurnFault
     message: str
     set_index: int | None = None
     tiles: tuple[str, ...] = ()
+    extra: tuple[tuple[str, str | int | bool], ...] = ()
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The tiles and numbers the message names, by name."""
+        named: dict[str, object] = {}
+        if self.set_index is not None:
+            named["set_index"] = self.set_index
+        if self.tiles:
+            named["tiles"] = list(self.tiles)
+        named.update(self.extra)
+        return named
 
     @property
     def code(self) -> str:
@@ -73,8 +87,11 @@ def tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
 
 
 def set_key(tiles: Sequence[Tile]) -> tuple[str, ...]:
-    """Return what identifies a set regardless of how a group's tiles are ordered."""
-    codes = tuple(tile.code for tile in tiles)
+    """Return what identifies a set regardless of how a group's tiles are ordered.
+
+    A joker's named reading (``J=R1``) is left out: naming it does not change the set.
+    """
+    codes = tuple(tile.plain.code for tile in tiles)
     return tuple(sorted(codes)) if classify(tiles).kind is SetKind.GROUP else codes
 
 
@@ -109,11 +126,12 @@ def _set_violation(index: int, info: SetInfo) -> Violation:
         f"{_label(index, info.tiles)}: {info.reason}",
         index,
         tuple(tile.code for tile in info.tiles),
+        info.reason_params,
     )
 
 
 def _listed(tiles: Counter[Tile]) -> tuple[str, ...]:
-    return tuple(tile.code for tile in sorted(tiles.elements(), key=_order))
+    return tuple(tile.plain.code for tile in sorted(tiles.elements(), key=_order))
 
 
 def _order(tile: Tile) -> tuple[str, int]:
@@ -196,6 +214,11 @@ def _initial_meld(
                 f"your initial meld is worth {value} points"
                 + (" (invalid sets count nothing)" if invalid else "")
                 + f"; it must be worth at least {rules.initial_meld_points}",
+                extra=(
+                    ("points", value),
+                    ("threshold", rules.initial_meld_points),
+                    ("invalid_sets", invalid),
+                ),
             )
         )
     return violations

@@ -575,12 +575,12 @@ def _tag_of(match_id: str) -> str:
 
 
 def _next_due(match: Match) -> float | None:
-    """When the sweeper should next look at ``match`` (None: never)."""
+    """When the sweeper should next look at ``match`` (None: never), on the server's clock
+    (a test-mode match whose clock was advanced runs ``clock_offset`` seconds ahead of it)."""
     if match.status is not game.Status.PLAYING:
         return None
-    if match.players[match.current_seat].bot:
-        return match.turn_started
-    return match.turn_deadline
+    due = match.turn_started if match.players[match.current_seat].bot else match.turn_deadline
+    return None if due is None else due - match.clock_offset
 
 
 def _receipt(raw: str) -> Receipt:

@@ -17,6 +17,8 @@ import redis
 from flask import Flask
 
 from service.app import create_app
+from service.game.codec import rules_to_dict
+from service.rules import Rules
 from service.store import Keys
 from tests.support.contract import ContractClient
 
@@ -39,13 +41,46 @@ def store(redis_client: Any) -> Any:
     return redis_client
 
 
+# What each event type's data holds, as the referee writes it (the contract checks each one).
+TURN = {"next_seat": 1, "turn_deadline": None}
+SAMPLE_DATA: dict[str, dict[str, Any]] = {
+    "match_created": {"players": [{"seat": 0, "name": "Ann", "bot": False}], "rules": {}},
+    "game_started": {
+        "game_number": 1,
+        "first_seat": 0,
+        "dealt": [14, 14],
+        "returned": [0, 0],
+        "pool_count": 78,
+        "table": [],
+        "melded": [False, False],
+        "turn_deadline": None,
+    },
+    "played": {"table": [["R7", "R8", "R9"]], "added": ["R7"], "went_out": False, **TURN},
+    "drew": {"count": 1, **TURN},
+    "game_over": {
+        "game_number": 1,
+        "reason": "went_out",
+        "ending": "went_out",
+        "winner": 0,
+        "scores": [10, -10],
+        "totals": [10, -10],
+    },
+    "match_finished": {"winner": 0, "totals": [10, -10], "games_won": [1, 0], "games_played": 1},
+    "match_canceled": {"game_number": 1},
+}
+PER_SEAT = {"played", "drew"}
+
+
 def event(version: int, kind: str, **data: Any) -> dict[str, Any]:
+    sample = dict(SAMPLE_DATA[kind])
+    if kind == "match_created":
+        sample["rules"] = rules_to_dict(Rules())
     return {
         "type": kind,
         "version": version,
         "at": 1_700_000_000.0 + version,
-        "seat": 0,
-        "data": data,
+        "seat": 0 if kind in PER_SEAT else None,
+        "data": {**sample, **data},
     }
 
 
@@ -163,7 +198,7 @@ def test_an_event_committed_while_the_client_waits_arrives(client, store) -> Non
         later.join()
         reader.close()
     assert arrived["id"] == "2"
-    assert json.loads(arrived["data"])["data"] == {"added": ["R7"]}
+    assert json.loads(arrived["data"])["data"]["added"] == ["R7"]
 
 
 def test_another_instance_sees_the_events_one_instance_commits(client, redis_url) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from tests.cluster.instances import Instance
 from tests.support.cluster import LocalCluster
+from tests.support.contract import validate_events
 
 pytestmark = pytest.mark.cluster
 
@@ -144,6 +145,7 @@ def test_both_instances_serve_the_same_event_log_and_version(
     url = f"/v1/matches/{final['id']}/events?limit=500"
     logs = [instance.call("GET", url)[2]["events"] for instance in a_and_b]
     assert logs[0] == logs[1]
+    validate_events({"events": logs[0]})  # each event against its schema in openapi.yaml
     assert [e["version"] for e in logs[0]] == list(range(1, final["version"] + 1))
     etags = {instance.call("GET", f"/v1/matches/{final['id']}")[1]["etag"] for instance in a_and_b}
     assert etags == {f'"{final["version"]}"'}

@@ -36,6 +36,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
         [
             "Autoplay",
             "advance",
+            "advance_clock",
             "FORMAT",
             "HAND_SIZE",
             "BadSetup",

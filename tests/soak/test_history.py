@@ -33,6 +33,7 @@ from tests.faults.consistency import (
     new_key,
     stored_events,
 )
+from tests.support.contract import validate_events
 from tests.support.gunicorn_process import GunicornProcess, Reply
 
 DRIVE_SECONDS = 20.0  # how long the clients play
@@ -297,6 +298,7 @@ def http_events(web: GunicornProcess, match_id: str) -> list[dict[str, Any]]:
     while True:
         reply = web.request("GET", f"/v1/matches/{match_id}/events?after={len(events)}&limit=50")
         assert reply.status == 200, reply
+        validate_events(reply.body)  # each event against its schema in openapi.yaml
         page = reply.body["events"]
         if not page:
             return events
