@@ -12,11 +12,8 @@
    can play (option: the moment the player to move cannot play), without waiting
    for every pass.
 
-By default these searches have no time budget: a bot plays the best play, a pass is
-refused and a stalemate declared only on the search's exact answer, never on the
-machine's load (docs/RULINGS.md, "The solver decides every pass"). A caller may give
-budgets (tests do); a search that gives up proves nothing, so the bot then draws or
-passes and no stalemate is declared.
+Each solver call has a time budget; a search that gives up proves nothing, so the
+bot then draws or passes and no stalemate is declared.
 """
 
 from __future__ import annotations
@@ -38,10 +35,10 @@ MAX_BOT_TURNS = 2000
 
 @dataclass(frozen=True, slots=True)
 class Autoplay:
-    """The solver's time budgets (seconds; None: none) for bot turns and proofs."""
+    """The solver's time budgets (seconds) for bot turns and stalemate proofs."""
 
-    bot_budget: float | None = None
-    proof_budget: float | None = None
+    bot_budget: float = 2.0
+    proof_budget: float = 2.0
 
     def best_play(
         self, table: tuple[tuple[Tile, ...], ...], rack: Counter[Tile], melded: bool, rules: Rules

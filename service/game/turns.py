@@ -111,20 +111,16 @@ def pass_turn(
     When every seat has passed in a row, or at the first pass with
     :attr:`StalemateEnd.FIRST_CANNOT_PLAY`, the game ends in a stalemate. Raises
     :class:`PoolNotEmpty` while the pool holds tiles, :class:`PassRefused` when
-    ``can_play`` returns ``True``, or ``None`` (a pass needs the proof that no play
-    exists; the solver's proofs have no time budget by default, see
-    :class:`service.game.autoplay.Autoplay`).
+    ``can_play`` returns ``True``.
     """
     _require_turn(match, seat, now)
     if match.pool:
         raise PoolNotEmpty(f"the pool still holds {len(match.pool)} tiles: play or draw")
     player = match.players[seat]
-    if can_play is not None:
-        answer = can_play(match.table, Counter(player.rack), player.melded, match.rules)
-        if answer is None:
-            raise PassRefused("the solver could not prove in time that you cannot play")
-        if answer:
-            raise PassRefused("a legal play exists: you must play while you can")
+    if can_play is not None and can_play(
+        match.table, Counter(player.rack), player.melded, match.rules
+    ):
+        raise PassRefused("a legal play exists: you must play while you can")
     return record_pass(match, seat, at=now)
 
 

@@ -112,7 +112,7 @@ def act(match: Match, action: str, choose: st.DataObject, now: float) -> Transit
     if action == "draw" and match.pool:
         return draw(match, seat, now=now)
     if action == "pass" and not match.pool:
-        return pass_turn(match, seat, now=now, can_play=lambda *_: False)
+        return pass_turn(match, seat, now=now, can_play=lambda *_: None)
     if action == "play":
         plays = candidate_plays(match, seat)
         if plays:
