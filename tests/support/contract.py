@@ -8,7 +8,7 @@ an event type or a field the service writes cannot go undeclared.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,14 @@ def validate_event(event: Any) -> None:
     )
 
 
+def validate_notification(body: Any) -> None:
+    """Raise ``AssertionError`` unless ``body`` is a webhook notification of the contract."""
+    errors = list(component_validator("Notification").iter_errors(body))
+    assert not errors, f"notification {body} breaks its schema: " + "; ".join(
+        e.message for e in errors
+    )
+
+
 def validate_events(body: Any) -> None:
     """Check each event of an event-log page (``{"events": [...]}``)."""
     for event in body["events"]:
@@ -120,8 +128,11 @@ def validate_content(response: Any) -> None:
 class CheckedEventStream:
     """Wraps a streamed ``text/event-stream`` body: each event's JSON is checked as it is read."""
 
-    def __init__(self, chunks: Iterable[bytes | str]) -> None:
+    def __init__(
+        self, chunks: Iterable[bytes | str], check: Callable[[Any], None] | None = None
+    ) -> None:
         self.chunks = chunks
+        self.check = check or validate_event
         self.iterator: Iterator[bytes | str] = iter(chunks)
         self.buffer = ""
 
@@ -135,7 +146,7 @@ class CheckedEventStream:
             block, self.buffer = self.buffer.split("\n\n", 1)
             data = [line[5:].lstrip(" ") for line in block.split("\n") if line.startswith("data:")]
             if data:
-                validate_event(json.loads("\n".join(data)))
+                self.check(json.loads("\n".join(data)))
         return chunk
 
     def close(self) -> None:
@@ -154,7 +165,9 @@ class ContractClient(FlaskClient):
         if not response.is_streamed:
             validate(response)
         elif response.mimetype == "text/event-stream":
-            response.response = CheckedEventStream(response.response)
+            # The app feed carries webhook notifications; a match's stream carries its events.
+            check = validate_notification if response.request.path == "/v1/feed" else None
+            response.response = CheckedEventStream(response.response, check)
         else:
             # Answers come back from the app as iterators, so ``is_streamed`` holds for nearly
             # every one and openapi-core's check above is skipped (it cannot read the request
