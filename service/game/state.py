@@ -160,11 +160,11 @@ class EventType(enum.StrEnum):
     PASSED = "passed"
     GAME_OVER = "game_over"
     MATCH_FINISHED = "match_finished"
-    CLOCK_ADVANCED = "clock_advanced"  # test mode only
     PLAYER_LEFT = "player_left"
     MATCH_CANCELED = "match_canceled"
     REMATCH_CREATED = "rematch_created"
     TOKENS_REISSUED = "tokens_reissued"
+    CLOCK_ADVANCED = "clock_advanced"  # test mode only
 
 
 @dataclass(frozen=True, slots=True)

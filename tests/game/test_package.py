@@ -142,4 +142,5 @@ def test_event_types_keep_their_stable_values() -> None:
         "match_canceled",
         "rematch_created",
         "tokens_reissued",
+        "clock_advanced",
     ]
