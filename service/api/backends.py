@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
+from marshmallow import Schema, fields, validate
 
 from service import game
 from service.api import apps, auth
-from service.api.errors import BadRequest
 from service.api.fields import WholeNumber
-from service.api.parsing import field_errors, load_body
+from service.api.parsing import load_body, load_query
 from service.game import MAX_REF_LENGTH, Match, Status
 from service.referee import BadToken, Referee, Rematched
 
@@ -66,7 +65,7 @@ def seats_of(match: Match, tokens: dict[int, str], *, refs: bool) -> list[dict[s
 def list_matches() -> dict[str, Any]:
     """The calling app's matches (one player's with ``ref``), a page at a time."""
     app = apps.required_app()
-    query = _query(list_query)
+    query = load_query(list_query)
     page = referee().list_matches(
         app,
         ref=query.get("ref"),
@@ -130,21 +129,3 @@ def _answer(match: Match, now: float, *, owner: bool) -> Response:
     response = jsonify({"match": view, "drawn": []})
     response.headers["ETag"] = etag(match.version)
     return response
-
-
-def _query(schema: Schema) -> dict[str, Any]:
-    try:
-        loaded: dict[str, Any] = schema.load(request.args, unknown=EXCLUDE)
-    except ValidationError as error:
-        by_name = (
-            error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
-        )
-        raise BadRequest(
-            "the query string is not valid: "
-            + "; ".join(
-                f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
-            ),
-            kind="invalid-query",
-            errors=field_errors(error.messages),
-        ) from None
-    return loaded

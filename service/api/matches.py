@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
+from flask import Blueprint, Response, current_app, jsonify, url_for
+from marshmallow import Schema, fields, validate
 
 from service import game
 from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
-from service.api.errors import BadRequest
-from service.api.parsing import field_errors, load_body
+from service.api.parsing import load_body, load_query
 from service.api.schemas import (
     create_match_schema,
     table_body_schema,
@@ -90,7 +89,7 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
 @blueprint.get("/v1/matches/<match_id>")
 def get_match(match_id: str) -> Response:
     """The match, settled; with a token, the seat's rack; 304 when unchanged."""
-    query = _query(view_query)
+    query = load_query(view_query)
     token = auth.bearer_token()
     app = apps.calling_app()  # a wrong key answers 401 before any wait
     if "wait_version" in query:
@@ -162,7 +161,7 @@ def hint(match_id: str) -> Response:
 @blueprint.get("/v1/matches/<match_id>/events")
 def events(match_id: str) -> dict[str, Any]:
     """The public event log after a version."""
-    query = _query(events_query)
+    query = load_query(events_query)
     return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
 
 
@@ -177,21 +176,3 @@ def _moved(moved: Moved) -> Response:
     if moved.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response
-
-
-def _query(schema: Schema) -> dict[str, Any]:
-    try:
-        loaded: dict[str, Any] = schema.load(request.args, unknown=EXCLUDE)
-    except ValidationError as error:
-        by_name = (
-            error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
-        )
-        raise BadRequest(
-            "the query string is not valid: "
-            + "; ".join(
-                f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
-            ),
-            kind="invalid-query",
-            errors=field_errors(error.messages),
-        ) from None
-    return loaded

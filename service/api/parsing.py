@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from flask import request
-from marshmallow import Schema, ValidationError
+from marshmallow import EXCLUDE, Schema, ValidationError
 
 from service.api.errors import BadRequest
 
-__all__ = ["field_errors", "load_body"]
+__all__ = ["field_errors", "load_body", "load_query"]
 
 
 def load_body(schema: Schema) -> Any:
@@ -32,6 +32,26 @@ def load_body(schema: Schema) -> Any:
             kind="invalid-body",
             errors=field_errors(error.messages),
         ) from None
+
+
+def load_query(schema: Schema) -> dict[str, Any]:
+    """Return the query string loaded by ``schema`` (unknown names ignored); raise
+    :class:`BadRequest` (``invalid-query``) naming each bad parameter."""
+    try:
+        loaded: dict[str, Any] = schema.load(request.args, unknown=EXCLUDE)
+    except ValidationError as error:
+        by_name = (
+            error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+        )
+        raise BadRequest(
+            "the query string is not valid: "
+            + "; ".join(
+                f"{name}: {' '.join(map(str, messages))}" for name, messages in by_name.items()
+            ),
+            kind="invalid-query",
+            errors=field_errors(error.messages),
+        ) from None
+    return loaded
 
 
 def _parse(raw: bytes) -> Any:

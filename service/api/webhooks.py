@@ -25,10 +25,9 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import Schema, fields, validate
 
 from service.api import apps
-from service.api.backends import _query
 from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
-from service.api.parsing import load_body
+from service.api.parsing import load_body, load_query
 from service.config import Settings
 from service.notices import EVENT_TYPES
 from service.observability import STREAMS_OPEN
@@ -131,7 +130,7 @@ def delete_webhook(webhook_id: str) -> tuple[str, int]:
 @blueprint.get("/v1/webhooks/<webhook_id>/deliveries")
 def deliveries(webhook_id: str) -> dict[str, Any]:
     hook = _own(apps.required_app(), webhook_id)
-    limit = _query(log_query)["limit"]
+    limit = load_query(log_query)["limit"]
     found = notifications().deliveries(hook.id, limit=limit)
     return {"deliveries": [delivery.public() for delivery in found]}
 
