@@ -15,7 +15,7 @@ from service.config import Settings
 from service.referee import Referee, SteppingAside
 from service.store import MatchStore
 from service.store.notify import Notifications
-from service.threads import cpu_bound, shutting_down
+from service.threads import cpu_bound
 
 __all__ = ["Services", "bootstrap"]
 
@@ -40,7 +40,6 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
         autoplay=SteppingAside(run=_off_the_loop),
         on_events=observability.record_events,
         run_search=_off_the_loop,
-        stopping=shutting_down,
     )
     return Services(settings, store, referee, Notifications(store.topology))
 

@@ -26,7 +26,6 @@ class Settings:
     redis_socket_timeout: float = 0.5
     redis_max_connections: int = 128  # gevent: many requests of a worker may call at once
     redis_pool_timeout: float = 0.5
-    redis_blocking_connections: int = 128  # long-polls waiting at once, per worker
     redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
     redis_wait_timeout_ms: int = 500  # how long a commit waits for them (then 503)
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
@@ -57,7 +56,6 @@ class Settings:
         "redis_socket_timeout": "REDIS_SOCKET_TIMEOUT",
         "redis_max_connections": "REDIS_MAX_CONNECTIONS",
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
-        "redis_blocking_connections": "REDIS_BLOCKING_CONNECTIONS",
         "redis_wait_replicas": "REDIS_WAIT_REPLICAS",
         "redis_wait_timeout_ms": "REDIS_WAIT_TIMEOUT_MS",
         "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",

@@ -39,7 +39,6 @@ import hashlib
 import hmac
 import random
 import secrets
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -225,7 +224,6 @@ class Referee:
     hint_budget: float = 3.0
     on_events: Callable[[tuple[game.Event, ...]], None] | None = None
     run_search: Runner = run_inline
-    stopping: threading.Event = field(default_factory=threading.Event)
 
     # -- creating -----------------------------------------------------------------
 
@@ -269,11 +267,6 @@ class Referee:
         loaded = self._settled(match_id)
         seat = None if token is None else self._seat(match_id, loaded.seats, token)
         return loaded.match, seat, _game_now(loaded)
-
-    def wait(self, match_id: str, version: int, *, timeout: float) -> None:
-        """Block until the match is past ``version``, ``timeout`` seconds pass, or the
-        referee is stopping."""
-        self.store.wait(match_id, version, timeout=timeout, stop=self.stopping)
 
     def events(self, match_id: str, *, after: int, limit: int) -> list[dict[str, Any]]:
         """The public events after version ``after``; raise MatchNotFound."""

@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SHARDS = 32
-WAIT_SLICE = 0.25  # seconds a long-poll's read blocks at most: under the socket timeout
 CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
 COMMIT_SENDS = 2  # a commit whose answer was lost is sent once more (the script knows it)
 _FAILURES = (RedisError, RedisClusterException)
@@ -293,21 +292,6 @@ class MatchStore:
         return _stored_event(*last[0]) if last else None
 
     # -- waiting and following ---------------------------------------------------------------
-
-    def wait(self, match_id: str, version: int, *, timeout: float, stop: threading.Event) -> None:
-        """Block until an event after ``version`` exists, ``timeout`` seconds pass, or
-        ``stop`` is set. Reads block a slice at a time, under the socket timeout, so a frozen
-        Redis fails the wait (503) rather than hold a thread for all of it."""
-        key = Keys(match_id).events
-        deadline = time.monotonic() + timeout
-        streams = {key: f"0-{version}"}
-        while (left := deadline - time.monotonic()) > 0 and not stop.is_set():
-            block = max(1, int(min(left, WAIT_SLICE) * 1000))
-            if self._call(key, partial(self._read_blocking, streams, block)):
-                return
-
-    def _read_blocking(self, streams: dict[str, str], block: int) -> Any:
-        return self.topology.blocking.xread(streams, count=1, block=block)
 
     def follow(
         self, match_id: str, *, after: int, wake: float, batch: int = 100

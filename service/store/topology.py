@@ -74,11 +74,6 @@ class Topology:
         """The client for commands on keys (a ``redis.Redis`` or a ``RedisCluster``)."""
         raise NotImplementedError
 
-    @property
-    def blocking(self) -> Any:
-        """The client for long-polls (a pool of its own, as large as the waits)."""
-        raise NotImplementedError
-
     def node_of(self, key: str) -> str:
         """The name of the node that holds ``key`` now."""
         raise NotImplementedError
@@ -128,16 +123,11 @@ class SingleTopology(Topology):
         super().__init__(settings)
         self.name = _url_node(settings.redis_url)
         self._client = self._pooled(settings.redis_max_connections)
-        self._blocking = self._pooled(settings.redis_blocking_connections)
         self._replicas: tuple[float, int] | None = None  # (checked at, count)
 
     @property
     def client(self) -> Any:
         return self._client
-
-    @property
-    def blocking(self) -> Any:
-        return self._blocking
 
     def node_of(self, key: str) -> str:
         return self.name
@@ -194,10 +184,6 @@ class ClusterTopology(Topology):
     @property
     def client(self) -> RedisCluster:
         return self._built("client", self.settings.redis_max_connections)
-
-    @property
-    def blocking(self) -> RedisCluster:
-        return self._built("blocking", self.settings.redis_blocking_connections)
 
     def node_of(self, key: str) -> str:
         node: ClusterNode = self.client.get_node_from_key(key)
