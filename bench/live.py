@@ -165,7 +165,10 @@ def many_streams(
     holder_pids = [holder.pid for holder in holders if holder.pid is not None]
     cpu_before, wall_before = server.workers_cpu(), time.monotonic()
     holders_before = cpu_seconds(holder_pids)
+    window = time.time()
     loaded = asyncio.run(Writer(server.port, matches).run(seconds))
+    if server.conf != "deploy/gunicorn.conf.py":  # an instrumented config: say when to look
+        print(f"  (writes timed with the streams open from {window:.1f} to {time.time():.1f})")
     wall = time.monotonic() - wall_before
     busy = (server.workers_cpu() - cpu_before) / wall
     holders_busy = (cpu_seconds(holder_pids) - holders_before) / wall
