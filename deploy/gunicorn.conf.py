@@ -42,7 +42,10 @@ model"):
 - The open-file limit is raised to the hard limit at start (each connection is a file).
 - ``gc.freeze()`` once the app is built: the tens of thousands of objects that importing
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
-  on every full collection.
+  on every full collection. Young collections every 50,000 allocations (``GC_THRESHOLDS``)
+  and gevent's greenlet-tree tracking off: with thousands of open streams, full collections
+  over every stream's objects were the workers' longest pauses (README "Many streams: what
+  the profile showed").
 """
 
 import errno
