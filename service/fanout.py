@@ -362,7 +362,11 @@ class FeedFollower:
                 _entry_order(mine) < _entry_order(theirs)
                 for mine, theirs in zip(self.positions, joined_at, strict=True)
             ):
-                self._catch_up = feeds.source.feed_reader(app, self.positions)
+                try:
+                    self._catch_up = feeds.source.feed_reader(app, self.positions)
+                except BaseException:
+                    self.close()  # not left among the channel's followers
+                    raise
 
     def next(self, timeout: float) -> list[tuple[int, OutboxEntry]]:
         """The next entries after :attr:`positions` (which move past them), each with its
