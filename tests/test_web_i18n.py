@@ -106,9 +106,11 @@ def test_every_key_the_pages_use_is_catalogued_and_every_catalogued_key_is_used(
 
 
 def test_the_pages_english_defaults_match_the_catalogue() -> None:
-    """index.html carries the English text (shown before the script runs); it must be the
+    """The pages carry the English text (shown before the script runs); it must be the
     catalogue's, so an edit of en.json is not undone by a stale page."""
     english = load("en")
-    page = (STATIC / "index.html").read_text("utf-8")
-    for key, text in re.findall(r'data-i18n="([^"]+)"[^>]*>([^<]*)<', page):
-        assert " ".join(text.split()) == english[key], key
+    for page in STATIC.glob("*.html"):
+        found = re.findall(r'data-i18n="([^"]+)"[^>]*>([^<]*)<', page.read_text("utf-8"))
+        assert found, page
+        for key, text in found:
+            assert " ".join(text.split()) == english[key], (page.name, key)

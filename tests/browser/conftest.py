@@ -4,7 +4,8 @@
   the session's redis-server. Has `.url`, `.api(method, path, ...)`.
 - `browser` (session): headless Chromium from /usr/bin/chromium (never `playwright install`).
 - `new_page(device="desktop")` (function): opens fresh pages, each in its own context, at a size
-  of `DEVICES` (a desktop, or a phone with touch events); their console errors fail the test.
+  of `DEVICES` (a desktop, or a phone with touch events), optionally in a browser `locale`
+  ("es-ES"); their console errors fail the test.
 - `page` (function): one such page at the desktop size.
 - `shot(page, name)`: saves a screenshot under artifacts/browser/.
 
@@ -150,8 +151,13 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_page(device: str = "desktop", *, bypass_csp: bool = False) -> Any:
-        context = browser.new_context(**DEVICES[device], bypass_csp=bypass_csp)
+    def open_page(
+        device: str = "desktop", *, bypass_csp: bool = False, locale: str | None = None
+    ) -> Any:
+        options: dict[str, Any] = {**DEVICES[device], "bypass_csp": bypass_csp}
+        if locale:
+            options["locale"] = locale  # navigator.languages and Accept-Language
+        context = browser.new_context(**options)
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()

@@ -84,7 +84,10 @@ function wireLanguageSwitch() {
       numberPlayerRows();
       describeMatchLength();
     }
+    // A message the referee wrote is in the old language: it goes (the next one comes in the new).
+    $("#create-error").hidden = true;
     if (state.view) {
+      hideProblem();
       render();
       redrawLog();
       setupInvite({ open: false });
