@@ -16,14 +16,27 @@ from service import i18n
 
 STATIC = Path(__file__).resolve().parents[1] / "service" / "web" / "static"
 CATALOGUES = STATIC / "i18n"
-LANGUAGES = ("en", "es", "sv")
-TRANSLATED = LANGUAGES[1:]
+LANGUAGES = tuple(sorted(path.stem for path in CATALOGUES.glob("*.json")))
+TRANSLATED = tuple(language for language in LANGUAGES if language != "en")
 PLURAL_FORMS = {"one", "other"}  # what Intl.PluralRules answers for en, es and sv
 # A text that may stay the same in a translation: names, symbols, loanwords.
-SAME_ALLOWED = {"app.title", "lobby.add_bot", "lobby.default_bot", "lobby.default_bot_n",
-                "lobby.row_bot_toggle", "player.bot", "table.set_note", "tile.numbered",
-                "result.col_total", "conn.live", "tile.orange", "tile.joker",
-                "lobby.add_person", "game.sort_number", "game.sort_number_label"}
+SAME_ALLOWED = {
+    "app.title",
+    "lobby.add_bot",
+    "lobby.default_bot",
+    "lobby.default_bot_n",
+    "lobby.row_bot_toggle",
+    "player.bot",
+    "table.set_note",
+    "tile.numbered",
+    "result.col_total",
+    "conn.live",
+    "tile.orange",
+    "tile.joker",
+    "lobby.add_person",
+    "game.sort_number",
+    "game.sort_number_label",
+}
 
 
 def load(language: str) -> dict[str, Any]:
@@ -57,13 +70,16 @@ def used_keys() -> set[str]:
     return used
 
 
-def test_the_languages_are_those_of_the_api() -> None:
-    assert set(LANGUAGES) == set(i18n.LANGUAGES)
+def test_the_languages_are_those_of_the_api_and_the_switch() -> None:
+    assert set(LANGUAGES) == set(i18n.LANGUAGES), "a catalogue per language the API speaks"
     script = (STATIC / "js" / "i18n.js").read_text("utf-8")
-    assert 'export const LANGUAGES = ["en", "es", "sv"];' in script
+    declared = re.search(r"export const LANGUAGES = \[([^\]]*)\];", script)
+    assert declared and sorted(re.findall(r'"(\w+)"', declared.group(1))) == list(LANGUAGES)
     page = (STATIC / "index.html").read_text("utf-8")
-    for language in LANGUAGES:
-        assert f'<option value="{language}"' in page  # the switch offers it
+    switch = re.search(r'<select id="language".*?</select>', page, re.S)
+    assert switch and sorted(re.findall(r'<option value="(\w+)"', switch.group(0))) == list(
+        LANGUAGES
+    )
 
 
 def test_every_catalogue_is_plain_json_a_translator_can_edit() -> None:
@@ -101,8 +117,9 @@ def test_a_translation_is_not_the_english_left_in_place(language: str) -> None:
 
 def test_every_key_the_pages_use_is_catalogued_and_every_catalogued_key_is_used() -> None:
     catalogued, used = set(load("en")), used_keys()
-    assert not sorted(used - catalogued), f"used but not in i18n/en.json: {sorted(used - catalogued)}"
-    assert not sorted(catalogued - used), f"in i18n/en.json but never used: {sorted(catalogued - used)}"
+    unknown, unused = sorted(used - catalogued), sorted(catalogued - used)
+    assert not unknown, f"used but not in i18n/en.json: {unknown}"
+    assert not unused, f"in i18n/en.json but never used: {unused}"
 
 
 def test_the_pages_english_defaults_match_the_catalogue() -> None:

@@ -140,7 +140,9 @@ def test_after_a_match_both_seats_land_in_the_same_rematch(
     for page in (ann, bo):
         expect(page.locator("#result-dialog")).to_contain_text("Ann")
         expect(page.locator("#result-dialog")).to_contain_text("wins the match")
-        expect(page.get_by_role("button", name="Leave this match: a bot plays your seat")).to_be_hidden()
+        expect(
+            page.get_by_role("button", name="Leave this match: a bot plays your seat")
+        ).to_be_hidden()
     rematch = ann.locator("#rematch-button")
     expect(rematch).to_have_text("Rematch")
     if device != "desktop":

@@ -63,7 +63,8 @@ export async function startI18n() {
   } catch {
     await load(FALLBACK).catch(() => {});
   }
-  applyStatic();
+  // Without any catalogue (a failed fetch), the page keeps the English its HTML carries.
+  if (Object.keys(messages).length) applyStatic();
 }
 
 // The switch: remember the choice, load it, redraw.
