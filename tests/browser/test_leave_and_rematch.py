@@ -201,3 +201,32 @@ def test_two_seats_asking_at_once_get_one_rematch(
     assert match_id_of(ann) == match_id_of(bo)
     _, old = server.api("GET", f"/v1/matches/{match_id}")
     assert old["rematch_id"] == match_id_of(ann)
+
+
+def test_the_last_person_leaving_ends_the_match_as_abandoned(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bot", "bot": True}],
+            "rules": {"turn_seconds": 0},
+            "setup": {"racks": [["R1", "R2", "B5"], ["K1", "K2", "O7"]], "pool": ["O3"]},
+        }
+    )
+    page = new_page()
+    page.goto(server.seat_url(created["id"], created["seats"][0]["token"]))
+    Table(page).wait_for_my_turn()
+    page.get_by_role("button", name="Leave this match: a bot plays your seat").click()
+    page.get_by_role("button", name="Leave the match", exact=True).click()
+    dialog = page.locator("#result-dialog")
+    expect(dialog).to_contain_text("Match over: every player left")
+    expect(dialog).to_contain_text("Game 1 was abandoned")
+    # A seat that left is offered no rematch: a new match instead.
+    expect(page.locator("#rematch-button")).to_be_hidden()
+    expect(page.get_by_role("link", name="New match", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Close and look at the table").click()
+    expect(page.locator("#left-banner")).to_contain_text("You left this match")
+    expect(page.locator("#turn-text")).to_contain_text("every player left, nobody wins")
+    _, view = server.api("GET", f"/v1/matches/{created['id']}")
+    assert view["status"] == "finished" and view["winner"] is None
+    assert view["last_outcome"]["reason"] == "abandoned"
