@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import Server, shot
 from tests.browser.table import Table
+from tests.browser.test_accessibility import serious_violations
 from tests.browser.test_phone import assert_fits_the_screen, assert_targets_take_a_finger
 
 SETUP = {
@@ -70,7 +71,7 @@ def try_the_refused_play(page: Any) -> Any:
 def test_the_lobby_follows_the_browsers_language(
     new_page: Callable[..., Any], server: Server, locale: str, language: str, heading: str
 ) -> None:
-    page = new_page("phone", locale=locale)
+    page = new_page("phone", locale=locale, bypass_csp=True)
     page.goto(server.url + "/")
     expect(page.get_by_role("heading", level=1)).to_have_text(heading)
     assert page.evaluate("document.documentElement.lang") == language
@@ -79,6 +80,8 @@ def test_the_lobby_follows_the_browsers_language(
         group.evaluate("details => { details.open = true; }")
     assert_fits_the_screen(page, "phone")
     assert_targets_take_a_finger(page)
+    found = serious_violations(page)
+    assert found == [], "\n".join(f"{v['id']}: {n}" for v in found for n in v["nodes"])
     shot(page, f"phone-lobby-{language}")
 
 
