@@ -55,7 +55,7 @@ def test_every_key_of_a_match_hashes_to_one_slot_with_its_deadline_index(
     store: MatchStore,
 ) -> None:
     keys = Keys("abc")
-    names = [keys.state, keys.events, keys.deadlines, keys.receipt(2, "retry-1")]
+    names = [keys.state, keys.events, keys.deadlines, keys.receipts(2)]
     assert len({store.topology.client.keyslot(name) for name in names}) == 1
 
 
