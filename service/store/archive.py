@@ -18,7 +18,11 @@ one script too (:data:`READ`, :data:`LAST`), which answers the blob only when th
 asked for starts in it. The blob lives and expires with the state hash.
 
 **Receipts.** The first answer to an ``Idempotency-Key`` (a whole view) is kept compressed
-with a preset dictionary of a view's names (:func:`seal`): about 500 bytes instead of 1,400.
+with a preset dictionary of a view's names (:func:`seal`): about 400 bytes instead of 1,500.
+When the log is packed, :data:`ARCHIVE` also drops the receipts of requests that carried
+``If-Match`` (a resent one is refused as stale without its receipt, never applied again),
+except those of the last commit (the move that ended the game, resent); the receipts of
+requests without ``If-Match`` stay their 24 hours, since nothing else stops a resent one.
 """
 
 from __future__ import annotations
@@ -29,15 +33,26 @@ from functools import lru_cache
 
 __all__ = ["ARCHIVE", "LAST", "READ", "open_sealed", "pack", "seal", "unpack"]
 
-# KEYS: state, events. ARGV: the last version packed as the caller read it ('0': none), the
-# last version the new blob holds, the blob. Answers 'ok', 'moved' (another worker packed
-# meanwhile: nothing written) or 'gone'.
+# KEYS: state, events, then the seats' receipts. ARGV: the last version packed as the caller
+# read it ('0': none), the last version the new blob holds, the blob ('': leave the log).
+# Answers 'ok', 'moved' (another worker packed meanwhile: nothing written) or 'gone'.
 ARCHIVE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
+local current = redis.call('HGET', KEYS[1], 'v')
+if not current then return 'gone' end
 local upto = redis.call('HGET', KEYS[1], 'ap') or '0'
 if upto ~= ARGV[1] then return 'moved' end
-redis.call('HSET', KEYS[1], 'a', ARGV[3], 'ap', ARGV[2])
-redis.call('XTRIM', KEYS[2], 'MINID', '0-' .. (tonumber(ARGV[2]) + 1))
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'a', ARGV[3], 'ap', ARGV[2])
+  redis.call('XTRIM', KEYS[2], 'MINID', '0-' .. (tonumber(ARGV[2]) + 1))
+end
+local last = tonumber(current)
+for i = 3, #KEYS do
+  local held = redis.call('HGETALL', KEYS[i])
+  for j = 1, #held, 2 do
+    local version, guard = string.match(held[j + 1], '^([0-9]+):(%a):')
+    if guard == 'g' and tonumber(version) < last then redis.call('HDEL', KEYS[i], held[j]) end
+  end
+end
 return 'ok'
 """
 

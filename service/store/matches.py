@@ -9,8 +9,10 @@ its shard's deadline index live in one slot and one commit script writes both::
                                   (fields e: the public event JSON, c: its commit's id);
                                   once no game is being played they are packed into the
                                   state hash (service.store.archive)
-    {s<k>}:<id>:idem:<seat>       hash: Idempotency-Key -> "<version>:<the first answer>",
-                                  the seat's newest RECEIPTS_KEPT, compressed
+    {s<k>}:<id>:idem:<seat>       hash: Idempotency-Key -> "<version>:<g|u>:<the first
+                                  answer, compressed>" (g: the request had If-Match), kept
+                                  24 h after the seat's last; those of guarded requests go
+                                  when their game ends (service.store.archive)
     {s<k>}:deadlines              sorted set: match id -> its next deadline, for the sweeper
 
 A commit is one script: it checks the version, writes state, events, receipt and deadline
@@ -127,7 +129,8 @@ class Receipt:
 @dataclass(frozen=True)
 class Change:
     """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
-    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep."""
+    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
+    request that named the version it was computed on (``If-Match``) when ``guarded``."""
 
     before: int | None
     match: Match
@@ -136,6 +139,7 @@ class Change:
     now: float
     check_clock: bool = False
     receipt: tuple[int, str, Receipt] | None = None
+    guarded: bool = False
     commit_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
 
 
@@ -312,8 +316,9 @@ class MatchStore:
             found.append((int(entry_id.partition("-")[2]), fields["e"]))
         return found
 
-    def pack_log(self, match_id: str) -> bool:
-        """Pack every event in the match's stream into its state hash (see
+    def pack_log(self, match_id: str, *, seats: int = 0) -> bool:
+        """Pack every event in the match's stream into its state hash, and drop the receipts
+        of the first ``seats`` seats' guarded requests older than its last commit (see
         :mod:`service.store.archive`); False when another worker packed meanwhile or the match
         is gone. Raises :class:`StoreUnavailable`."""
         keys = Keys(match_id)
@@ -328,11 +333,11 @@ class MatchStore:
                 log.warning("the log of %s has a gap at %s: not packed", match_id, entry_id)
                 return False
             lines.append(fields["e"])
-        if not entries:
-            return True
-        argv = [packed_upto, str(len(lines)), archive.pack(lines)]
+        blob = archive.pack(lines) if entries else ""  # '': the log stays as it is
+        argv = [packed_upto, str(len(lines)), blob]
+        script_keys = [keys.state, keys.events, *(keys.receipts(seat) for seat in range(seats))]
         done = self._call(
-            keys.state, lambda: self.topology.eval(archive.ARCHIVE, [keys.state, keys.events], argv)
+            keys.state, lambda: self.topology.eval(archive.ARCHIVE, script_keys, argv)
         )
         return bool(done == "ok")
 
@@ -440,15 +445,15 @@ class MatchStore:
             self.breakers.answered(node)
             settled = self._settle(change, answer, replicated, resent=attempt > 0)
             if settled is None and change.match.status is not game.Status.PLAYING:
-                self._pack_quietly(change.match.id)
+                self._pack_quietly(change.match.id, len(change.match.players))
             return settled
         raise OutcomeUnknown(f"Redis at {node} did not answer the commit, nor when sent again")
 
-    def _pack_quietly(self, match_id: str) -> None:
+    def _pack_quietly(self, match_id: str, seats: int) -> None:
         """Pack the log of a match no game is being played in; a failure leaves it in the
         stream, to be packed with the next (readers read both forms)."""
         try:
-            self.pack_log(match_id)
+            self.pack_log(match_id, seats=seats)
         except StoreUnavailable as error:
             log.warning("the log of %s was not packed: %s", match_id, error)
 
@@ -588,7 +593,8 @@ class MatchStore:
                 "d": list(kept.drawn),
                 "view": kept.view,
             }
-            receipt = change.receipt[1] + "\n" + archive.seal(jsoncodec.dumps(first))
+            guard = "g:" if change.guarded else "u:"
+            receipt = change.receipt[1] + "\n" + guard + archive.seal(jsoncodec.dumps(first))
         deadline = _next_due(match)
         argv: list[Any] = [
             "" if change.before is None else str(change.before),
@@ -637,7 +643,8 @@ def _next_due(match: Match) -> float | None:
 
 
 def _receipt(raw: str) -> Receipt:
-    kept = jsoncodec.loads(archive.open_sealed(raw.partition(":")[2]))  # "<version>:<sealed>"
+    sealed = raw.split(":", 2)[2]  # "<version>:<g|u>:<sealed>"
+    kept = jsoncodec.loads(archive.open_sealed(sealed))
     return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
 
 

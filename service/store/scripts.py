@@ -26,28 +26,16 @@ from __future__ import annotations
 from service.store.listing import INDEX_MATCH_LUA
 from service.store.notify import NOTIFY_LUA
 
-__all__ = ["COMMIT", "DUE", "LOAD", "RECEIPTS_KEPT", "TIME"]
-
-RECEIPTS_KEPT = 2
-"""Receipts kept per seat: its newest keyed answers (a retry comes before the next action)."""
+__all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
-# in the seat's hash, drop the oldest beyond RECEIPTS_KEPT, and keep the hash ``ttl`` seconds.
+# in the seat's hash, and keep the hash ``ttl`` seconds from now.
 KEEP_RECEIPT_LUA = """
 local function keep_receipt(hash, key, version, receipt, ttl)
   redis.call('HSET', hash, key, version .. ':' .. receipt)
-  local held = redis.call('HGETALL', hash)
-  if #held > 2 * RECEIPTS_KEPT then
-    local oldest, lowest = nil, nil
-    for i = 1, #held, 2 do
-      local v = tonumber(string.match(held[i + 1], '^[0-9]+'))
-      if lowest == nil or v < lowest then oldest, lowest = held[i], v end
-    end
-    redis.call('HDEL', hash, oldest)
-  end
   redis.call('EXPIRE', hash, ttl)
 end
-""".replace("RECEIPTS_KEPT", str(RECEIPTS_KEPT))
+"""
 
 COMMIT = (
     INDEX_MATCH_LUA

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from service.store import Keys
-from service.store.scripts import RECEIPTS_KEPT
 from tests.api.matchclient import Seat, setup
 from tests.api.test_stream import Reader
 
@@ -126,14 +125,35 @@ def test_a_resent_move_gets_its_first_answer_after_the_log_was_packed(client) ->
     assert again.get_json()["match"]["status"] == "game_over"
 
 
-def test_a_seat_keeps_the_receipts_of_its_newest_keyed_answers(client, redis_client) -> None:
+def test_receipts_stay_while_the_game_is_played(client, redis_client) -> None:
     created, (ann, _) = setup(client, RACKS, pool=POOL)
-    keys = [f"draft-{n}" for n in range(RECEIPTS_KEPT + 1)]
+    keys = [f"draft-{n}" for n in range(6)]
     first = {key: ann.draft("R10 R11", **{"Idempotency-Key": key}) for key in keys}
-    assert redis_client.hlen(Keys(created["id"]).receipts(0)) == RECEIPTS_KEPT
-    for key in keys[1:]:  # the newest: their first answer again
+    assert redis_client.hlen(Keys(created["id"]).receipts(0)) == len(keys)
+    for key in keys:
         again = ann.draft("R10 R11", **{"Idempotency-Key": key})
         assert again.headers["Idempotent-Replayed"] == "true"
         assert again.get_json() == first[key].get_json()
-    oldest = ann.draft("R10 R11", **{"Idempotency-Key": keys[0]})  # judged again, as new
-    assert oldest.status_code == 200 and "Idempotent-Replayed" not in oldest.headers
+
+
+def test_when_a_game_ends_only_receipts_a_resent_request_still_needs_stay(
+    client, redis_client
+) -> None:
+    created, (ann, _) = setup(client, RACKS, pool=POOL)
+    version = created["match"]["version"]
+    guarded = {"If-Match": f'"{version}"', "Idempotency-Key": "guarded"}
+    assert ann.draft("R10 R11", **guarded).status_code == 200
+    plain = ann.draft("R10 R11 R12", **{"Idempotency-Key": "plain"})
+    last = {"If-Match": f'"{version + 2}"', "Idempotency-Key": "last"}
+    first = ann.play("R10 R11 R12", **last)
+    assert first.get_json()["match"]["status"] == "game_over"
+    assert set(redis_client.hkeys(Keys(created["id"]).receipts(0))) == {"plain", "last"}
+
+    for headers, answer in ((last, first), ({"Idempotency-Key": "plain"}, plain)):
+        again = (ann.play("R10 R11 R12", **headers) if headers is last
+                 else ann.draft("R10 R11 R12", **headers))  # fmt: skip
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.get_json() == answer.get_json()
+    stale = ann.draft("R10 R11", **guarded)  # its receipt is gone: refused, not applied
+    assert stale.status_code == 412
+    assert ann.view().get_json()["version"] == first.get_json()["match"]["version"]
