@@ -33,7 +33,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -75,7 +75,7 @@ class Keys:
 
     match_id: str
 
-    @property
+    @cached_property
     def tag(self) -> str:
         """The hash tag of the match's shard."""
         return shard_tag(zlib.crc32(self.match_id.encode("utf-8", "surrogatepass")) % SHARDS)
