@@ -86,6 +86,23 @@ def test_matches_are_created_moved_and_read_back_on_every_master(store: MatchSto
     assert len(owners) == 3
 
 
+def test_a_log_is_packed_and_read_back_whole_on_every_master(store: MatchStore) -> None:
+    referee = referee_on(store)
+    owners = set()
+    for _ in range(30):
+        created = referee.create([PlayerSpec("Ann"), PlayerSpec("Bo")], rules=Rules())
+        match_id = created.match.id
+        owners.add(store.topology.node_of(Keys(match_id).state))
+        referee.draw(match_id, created.tokens[created.match.current_seat])
+        before = store.events(match_id, after=0, limit=500)
+        assert store.pack_log(match_id, seats=2)
+        assert store.events(match_id, after=0, limit=500) == before
+        assert store.stored_events(match_id, after=1, limit=2)[0].version == 2
+        last = store.last_event(match_id)
+        assert last is not None and last.version == before[-1]["version"]
+    assert len(owners) == 3
+
+
 def test_a_commit_on_a_stale_version_is_refused_on_the_cluster(store: MatchStore) -> None:
     referee = referee_on(store)
     created = referee.create([PlayerSpec("Ann"), PlayerSpec("Bo")], rules=Rules())
