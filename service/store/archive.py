@@ -15,7 +15,9 @@ Packing is one script (:data:`ARCHIVE`): it checks that nobody packed meanwhile 
 writes the new blob (the old one and the stream's events, as the worker read them) and
 trims exactly what it holds, so a reader sees every event once, in either form. Readers use
 one script too (:data:`READ`, :data:`LAST`), which answers the blob only when the range
-asked for starts in it. The blob lives and expires with the state hash.
+asked for starts in it. The blob lives and expires with the state hash. (A commit sent again
+after a lost answer is still recognised by the state's ``c``; only when another commit came
+in between and the log was packed meanwhile would it be refused as stale instead.)
 
 **Receipts.** The first answer to an ``Idempotency-Key`` (a whole view) is kept compressed
 with a preset dictionary of a view's names (:func:`seal`): about 400 bytes instead of 1,500.
