@@ -16,6 +16,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, g, has_request_context, request
@@ -133,11 +134,19 @@ def _start() -> None:
     g.started = time.perf_counter()
 
 
+@lru_cache(maxsize=1024)
+def _latency(route: str, method: str, status: int) -> Any:
+    """The latency histogram of one route, method and status (labels are looked up once)."""
+    return REQUEST_SECONDS.labels(route, method, str(status))
+
+
 def _finish(response: Response) -> Response:
     elapsed = time.perf_counter() - g.get("started", time.perf_counter())
     route = request.url_rule.rule if request.url_rule is not None else "unmatched"
-    REQUEST_SECONDS.labels(route, request.method, str(response.status_code)).observe(elapsed)
+    _latency(route, request.method, response.status_code).observe(elapsed)
     response.headers["X-Request-ID"] = g.get("request_id", "")
+    if not access_log.isEnabledFor(logging.INFO):
+        return response
     fields: dict[str, Any] = {
         "method": request.method,
         "route": route,

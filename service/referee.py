@@ -617,6 +617,7 @@ class Referee:
                 loaded.now,
                 check_clock=not loaded.fresh,
                 receipt=receipt,
+                guarded=if_match is not None,
             )
             try:
                 replayed = self._commit(change)

@@ -13,6 +13,7 @@ from service.api.connections import Refused, waiting
 from service.api.parsing import load_body, load_query
 from service.api.schemas import (
     create_match_schema,
+    plain_table_body,
     table_body_schema,
     test_mode_create_match_schema,
 )
@@ -112,7 +113,7 @@ def get_match(match_id: str) -> Response:
 @blueprint.post("/v1/matches/<match_id>/play")
 def play(match_id: str) -> Response:
     """Play the whole new table."""
-    table = load_body(table_body_schema)["table"]
+    table = load_body(table_body_schema, plain=plain_table_body)["table"]
     return _moved(referee().play(match_id, auth.bearer_token(), table, **_guards()))
 
 
@@ -131,7 +132,7 @@ def pass_turn(match_id: str) -> Response:
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
-    table = load_body(table_body_schema)["table"]
+    table = load_body(table_body_schema, plain=plain_table_body)["table"]
     return _moved(referee().save_draft(match_id, auth.bearer_token(), table, **_guards()))
 
 

@@ -6,19 +6,26 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from service.api.fields import Flag, Table, TileCode, WholeNumber
+from service.api.fields import MAX_SET_TILES, MAX_TABLE_SETS, Flag, Table, TileCode, WholeNumber
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.rules import (
     FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
+    InvalidTileCode,
     MatchWinner,
     Rules,
     StalemateEnd,
     StalemateScoring,
+    Tile,
     TileSet,
 )
 
-__all__ = ["create_match_schema", "table_body_schema", "test_mode_create_match_schema"]
+__all__ = [
+    "create_match_schema",
+    "plain_table_body",
+    "table_body_schema",
+    "test_mode_create_match_schema",
+]
 
 
 def _choice(enum_type: Any) -> fields.String:
@@ -118,6 +125,31 @@ class CreateMatchSchema(Schema):
 
 class TableBodySchema(Schema):
     table = Table(required=True)
+
+
+def plain_table_body(data: Any) -> dict[str, Any] | None:
+    """``table_body_schema.load(data)`` for a well-formed body (``{"table": [[codes]]}`` within
+    the limits), without marshmallow's machinery: a move's body is loaded on every move.
+    ``None`` for anything else, which the schema then loads or refuses, naming the fault."""
+    if type(data) is not dict or len(data) != 1:
+        return None
+    table = data.get("table")
+    if type(table) is not list or len(table) > MAX_TABLE_SETS:
+        return None
+    sets = []
+    for codes in table:
+        if type(codes) is not list or len(codes) > MAX_SET_TILES:
+            return None
+        tiles = []
+        for code in codes:
+            if type(code) is not str:
+                return None
+            try:
+                tiles.append(Tile.parse(code))
+            except InvalidTileCode:
+                return None
+        sets.append(tiles)
+    return {"table": sets}
 
 
 class TestModeCreateMatchSchema(CreateMatchSchema):

@@ -6,8 +6,13 @@ its shard's deadline index live in one slot and one commit script writes both::
     {s<k>}:<id>:state             hash: v version, s state JSON (match + token digests),
                                   c the id of the commit that wrote it
     {s<k>}:<id>:events            stream: entry 0-<n> is the event of version n
-                                  (fields e: the public event JSON, c: its commit's id)
-    {s<k>}:<id>:idem:<seat>:<key> the receipt of an Idempotency-Key (the first answer)
+                                  (fields e: the public event JSON, c: its commit's id);
+                                  once no game is being played they are packed into the
+                                  state hash (service.store.archive)
+    {s<k>}:<id>:idem:<seat>       hash: Idempotency-Key -> "<version>:<g|u>:<the first
+                                  answer, compressed>" (g: the request had If-Match), kept
+                                  24 h after the seat's last; those of guarded requests go
+                                  when their game ends (service.store.archive)
     {s<k>}:deadlines              sorted set: match id -> its next deadline, for the sweeper
 
 A commit is one script: it checks the version, writes state, events, receipt and deadline
@@ -28,7 +33,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -39,6 +44,7 @@ from service import game, jsoncodec
 from service.config import Settings
 from service.game import Event, EventType, Match
 from service.notices import notices_of
+from service.store import archive
 from service.store.breaker import Breakers
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
@@ -69,7 +75,7 @@ class Keys:
 
     match_id: str
 
-    @property
+    @cached_property
     def tag(self) -> str:
         """The hash tag of the match's shard."""
         return shard_tag(zlib.crc32(self.match_id.encode("utf-8", "surrogatepass")) % SHARDS)
@@ -86,8 +92,9 @@ class Keys:
     def deadlines(self) -> str:
         return f"{self.tag}:deadlines"
 
-    def receipt(self, seat: int, key: str) -> str:
-        return f"{self.tag}:{self.match_id}:idem:{seat}:{key}"
+    def receipts(self, seat: int) -> str:
+        """The hash of the seat's receipts (see :data:`RECEIPTS_KEPT`)."""
+        return f"{self.tag}:{self.match_id}:idem:{seat}"
 
     @property
     def listing(self) -> tuple[str, str, str]:
@@ -122,7 +129,8 @@ class Receipt:
 @dataclass(frozen=True)
 class Change:
     """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
-    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep."""
+    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
+    request that named the version it was computed on (``If-Match``) when ``guarded``."""
 
     before: int | None
     match: Match
@@ -131,6 +139,7 @@ class Change:
     now: float
     check_clock: bool = False
     receipt: tuple[int, str, Receipt] | None = None
+    guarded: bool = False
     commit_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
 
 
@@ -262,34 +271,75 @@ class MatchStore:
 
     def receipt(self, match_id: str, seat: int, key: str) -> Receipt | None:
         """The receipt kept for ``key`` from ``seat``, if any."""
-        name = Keys(match_id).receipt(seat, key)
-        raw = self._call(name, lambda: self.topology.client.get(name))
+        name = Keys(match_id).receipts(seat)
+        raw = self._call(name, lambda: self.topology.client.hget(name, key))
         return None if raw is None else _receipt(raw)
 
     def events(self, match_id: str, *, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """Up to ``limit`` public events with a version above ``after``."""
-        key = Keys(match_id).events
-        entries = self._call(
-            key, lambda: self.topology.client.xrange(key, min=f"(0-{after}", max="+", count=limit)
-        )
-        return [jsoncodec.loads(fields["e"]) for _, fields in entries]
+        return [jsoncodec.loads(text) for _, text in self._log(match_id, after, None, limit)]
 
     def stored_events(
         self, match_id: str, *, after: int, upto: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to ``limit`` events with a version in (``after``, ``upto``], as stored."""
-        key = Keys(match_id).events
-        last = "+" if upto is None else f"0-{upto}"
-        entries = self._call(
-            key, lambda: self.topology.client.xrange(key, min=f"(0-{after}", max=last, count=limit)
-        )
-        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+        return [_stored(version, text) for version, text in self._log(match_id, after, upto, limit)]
 
     def last_event(self, match_id: str) -> StoredEvent | None:
         """The match's last event, if any."""
-        key = Keys(match_id).events
-        last = self._call(key, lambda: self.topology.client.xrevrange(key, "+", "-", count=1))
-        return _stored_event(*last[0]) if last else None
+        keys = Keys(match_id)
+        last = self._call(
+            keys.state, lambda: self.topology.eval(archive.LAST, [keys.state, keys.events], [])
+        )
+        if last[0]:
+            return _stored_event(*_entry(last[0]))
+        lines = archive.unpack(last[1] or "")
+        return _stored(len(lines), lines[-1]) if lines else None
+
+    def _log(
+        self, match_id: str, after: int, upto: int | None, limit: int
+    ) -> list[tuple[int, str]]:
+        """Up to ``limit`` (version, event JSON) in (``after``, ``upto``], packed or not."""
+        keys = Keys(match_id)
+        argv = [max(after, 0), "+" if upto is None else f"0-{upto}", limit]
+        packed_upto, blob, entries = self._call(
+            keys.state, lambda: self.topology.eval(archive.READ, [keys.state, keys.events], argv)
+        )
+        found: list[tuple[int, str]] = []
+        if blob:
+            last = int(packed_upto) if upto is None else min(int(packed_upto), upto)
+            lines = archive.unpack(blob)
+            start = max(after, 0)
+            found = [(v + 1, lines[v]) for v in range(start, min(last, start + limit))]
+        for entry in entries[: limit - len(found)]:
+            entry_id, fields = _entry(entry)
+            found.append((int(entry_id.partition("-")[2]), fields["e"]))
+        return found
+
+    def pack_log(self, match_id: str, *, seats: int = 0) -> bool:
+        """Pack every event in the match's stream into its state hash, and drop the receipts
+        of the first ``seats`` seats' guarded requests older than its last commit (see
+        :mod:`service.store.archive`); False when another worker packed meanwhile or the match
+        is gone. Raises :class:`StoreUnavailable`."""
+        keys = Keys(match_id)
+        packed_upto, blob, entries = self._call(
+            keys.state,
+            lambda: self.topology.eval(archive.READ, [keys.state, keys.events], [0, "+", 10**6]),
+        )
+        lines = list(archive.unpack(blob or ""))
+        for entry in entries:
+            entry_id, fields = _entry(entry)
+            if int(entry_id.partition("-")[2]) != len(lines) + 1:
+                log.warning("the log of %s has a gap at %s: not packed", match_id, entry_id)
+                return False
+            lines.append(fields["e"])
+        blob = archive.pack(lines) if entries else ""  # '': the log stays as it is
+        argv = [packed_upto, str(len(lines)), blob]
+        script_keys = [keys.state, keys.events, *(keys.receipts(seat) for seat in range(seats))]
+        done = self._call(
+            keys.state, lambda: self.topology.eval(archive.ARCHIVE, script_keys, argv)
+        )
+        return bool(done == "ok")
 
     # -- waiting and following ---------------------------------------------------------------
 
@@ -304,6 +354,15 @@ class MatchStore:
         a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
         """
         keys = Keys(match_id)
+        while True:  # first what was packed (the stream no longer holds it), and the rest
+            caught = self.stored_events(match_id, after=after, limit=batch)
+            if caught:
+                yield caught
+                after = caught[-1].version
+                if caught[-1].type in (EventType.MATCH_FINISHED, EventType.MATCH_CANCELED):
+                    return
+            if len(caught) < batch:
+                break
         try:
             client = self.topology.dedicated(
                 keys.events,
@@ -356,7 +415,7 @@ class MatchStore:
         argv = self._argv(change, keys, ttl, listed)
         receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
         if change.receipt is not None:
-            receipt = keys.receipt(change.receipt[0], change.receipt[1])
+            receipt = keys.receipts(change.receipt[0])
         script_keys = [keys.state, keys.events, keys.deadlines, *keys.listing, receipt]
         script_keys += listed.keys
         node = self._node(keys.state)
@@ -384,8 +443,19 @@ class MatchStore:
                     ) from error
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
-            return self._settle(change, answer, replicated, resent=attempt > 0)
+            settled = self._settle(change, answer, replicated, resent=attempt > 0)
+            if settled is None and change.match.status is not game.Status.PLAYING:
+                self._pack_quietly(change.match.id, len(change.match.players))
+            return settled
         raise OutcomeUnknown(f"Redis at {node} did not answer the commit, nor when sent again")
+
+    def _pack_quietly(self, match_id: str, seats: int) -> None:
+        """Pack the log of a match no game is being played in; a failure leaves it in the
+        stream, to be packed with the next (readers read both forms)."""
+        try:
+            self.pack_log(match_id, seats=seats)
+        except StoreUnavailable as error:
+            log.warning("the log of %s was not packed: %s", match_id, error)
 
     def due(self, *, limit: int = 100) -> list[str]:
         """Ids of matches whose deadline has passed, from every shard whose node answers."""
@@ -514,12 +584,17 @@ class MatchStore:
 
     def _argv(self, change: Change, keys: Keys, ttl: int, listed: Indexed) -> list[Any]:
         match = change.match
-        receipt = b""
+        receipt = ""
         if change.receipt is not None:
             kept = change.receipt[2]
-            receipt = jsoncodec.dumps(
-                {"f": kept.fingerprint, "v": kept.version, "d": list(kept.drawn), "view": kept.view}
-            )
+            first = {
+                "f": kept.fingerprint,
+                "v": kept.version,
+                "d": list(kept.drawn),
+                "view": kept.view,
+            }
+            guard = "g:" if change.guarded else "u:"
+            receipt = change.receipt[1] + "\n" + guard + archive.seal(jsoncodec.dumps(first))
         deadline = _next_due(match)
         argv: list[Any] = [
             "" if change.before is None else str(change.before),
@@ -568,7 +643,8 @@ def _next_due(match: Match) -> float | None:
 
 
 def _receipt(raw: str) -> Receipt:
-    kept = jsoncodec.loads(raw)
+    sealed = raw.split(":", 2)[2]  # "<version>:<g|u>:<sealed>"
+    kept = jsoncodec.loads(archive.open_sealed(sealed))
     return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
 
 
@@ -582,6 +658,16 @@ def _entries(answer: Any) -> list[tuple[str, dict[str, str]]]:
 
 
 def _stored_event(entry_id: str, fields: dict[str, str]) -> StoredEvent:
-    text = fields["e"]
-    event_type = jsoncodec.loads(text).get("type", "")
-    return StoredEvent(int(entry_id.partition("-")[2]), EventType(event_type), text)
+    return _stored(int(entry_id.partition("-")[2]), fields["e"])
+
+
+def _stored(version: int, text: str) -> StoredEvent:
+    return StoredEvent(version, EventType(jsoncodec.loads(text).get("type", "")), text)
+
+
+def _entry(entry: Any) -> tuple[str, dict[str, str]]:
+    """A stream entry as a script answers it: (id, {field: value})."""
+    entry_id, flat = entry
+    if isinstance(flat, dict):
+        return entry_id, flat
+    return entry_id, dict(zip(flat[::2], flat[1::2], strict=True))

@@ -1,10 +1,11 @@
 """The Lua scripts of the store (see :mod:`service.store.matches` for the keys).
 
 ``COMMIT`` KEYS: state, events, deadlines, the shard's listing ``ix``, ``sum`` and ``expiry``
-(see :mod:`service.store.listing`), receipt (the state key when there is none), then the
-listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a new match),
-2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt JSON ('' for none), 6 the
-receipt's TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
+(see :mod:`service.store.listing`), the seat's receipts (the state key when there is none),
+then the listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a
+new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none:
+the Idempotency-Key, a newline, the receipt sealed by :func:`service.store.archive.seal`),
+6 the receipts' TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
 10 the clock the change was computed at ('' not to check), 11 how far off that clock may be,
 12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
 anonymous match), when the match expires ('' never) and each index key's score, then the
@@ -27,12 +28,24 @@ from service.store.notify import NOTIFY_LUA
 
 __all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
 
+# A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
+# in the seat's hash, and keep the hash ``ttl`` seconds from now.
+KEEP_RECEIPT_LUA = """
+local function keep_receipt(hash, key, version, receipt, ttl)
+  redis.call('HSET', hash, key, version .. ':' .. receipt)
+  redis.call('EXPIRE', hash, ttl)
+end
+"""
+
 COMMIT = (
     INDEX_MATCH_LUA
     + NOTIFY_LUA
+    + KEEP_RECEIPT_LUA
     + """
+local receipt_key
 if ARGV[5] ~= '' then
-  local kept = redis.call('GET', KEYS[7])
+  receipt_key = string.sub(ARGV[5], 1, string.find(ARGV[5], '\\n', 1, true) - 1)
+  local kept = redis.call('HGET', KEYS[7], receipt_key)
   if kept then return {'replay', kept} end
 end
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -69,7 +82,7 @@ for i = 0, events - 1 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[13 + 2 * i], 'e', ARGV[14 + 2 * i], 'c', ARGV[4])
 end
 if ARGV[5] ~= '' then
-  redis.call('SET', KEYS[7], ARGV[5], 'EX', ARGV[6])
+  keep_receipt(KEYS[7], receipt_key, ARGV[2], string.sub(ARGV[5], #receipt_key + 2), ARGV[6])
 end
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then

@@ -20,15 +20,17 @@ fixed startup nodes, discovery talks to clients of its own and leaves the others
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
-from redis.exceptions import AskError, MovedError
+from redis.exceptions import AskError, MovedError, NoScriptError
 from redis.retry import Retry
 
 from service.config import Settings
@@ -83,8 +85,13 @@ class Topology:
         raise NotImplementedError
 
     def eval(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """Run ``script`` on the node holding ``keys`` (one hash slot)."""
-        return self.client.eval(script, len(keys), *keys, *args)
+        """Run ``script`` on the node holding ``keys`` (one hash slot): by its digest
+        (``EVALSHA``), and whole (``EVAL``, which also caches it) when that node does not
+        know it yet. ``NOSCRIPT`` means nothing ran, so sending it whole then is safe."""
+        try:
+            return self.client.evalsha(script_digest(script), len(keys), *keys, *args)
+        except NoScriptError:
+            return self.client.eval(script, len(keys), *keys, *args)
 
     def eval_and_wait(
         self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
@@ -143,10 +150,9 @@ class SingleTopology(Topology):
     def eval_and_wait(
         self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
     ) -> tuple[Any, int]:
-        pipe = self._client.pipeline(transaction=False)
-        pipe.eval(script, len(keys), *keys, *args)
-        pipe.execute_command("WAIT", replicas, self.wait_timeout_ms())
-        answer, acknowledged = pipe.execute(raise_on_error=False)
+        answer, acknowledged = _run_and_wait(
+            self._client, script, keys, args, replicas, self.wait_timeout_ms()
+        )
         if isinstance(answer, Exception):
             raise answer
         return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
@@ -202,10 +208,10 @@ class ClusterTopology(Topology):
         for _ in range(3):
             client = self.client
             node = client.get_node_from_key(keys[0])
-            pipe = client.get_redis_connection(node).pipeline(transaction=False)
-            pipe.eval(script, len(keys), *keys, *args)
-            pipe.execute_command("WAIT", replicas, self.wait_timeout_ms())
-            answer, acknowledged = pipe.execute(raise_on_error=False)
+            answer, acknowledged = _run_and_wait(
+                client.get_redis_connection(node), script, keys, args, replicas,
+                self.wait_timeout_ms(),
+            )  # fmt: skip
             if isinstance(answer, MovedError | AskError):
                 self.client.exists(keys[0])
                 continue
@@ -241,6 +247,35 @@ class ClusterTopology(Topology):
                     )
                     self._clients[role] = client
         return client
+
+
+@lru_cache(maxsize=64)
+def script_digest(script: str) -> str:
+    """The SHA-1 by which Redis knows ``script`` (``EVALSHA``)."""
+    return hashlib.sha1(script.encode("utf-8")).hexdigest()
+
+
+def _run_and_wait(
+    client: redis.Redis,
+    script: str,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    replicas: int,
+    timeout_ms: int,
+) -> tuple[Any, Any]:
+    """``EVALSHA`` then ``WAIT`` on one connection (one round trip); ``EVAL`` and ``WAIT``
+    again when the node did not know the script (nothing ran: its digest was refused).
+    Answers the script's answer and ``WAIT``'s, each maybe an exception."""
+    pipe = client.pipeline(transaction=False)
+    pipe.evalsha(script_digest(script), len(keys), *keys, *args)
+    pipe.execute_command("WAIT", replicas, timeout_ms)
+    answer, acknowledged = pipe.execute(raise_on_error=False)
+    if isinstance(answer, NoScriptError):
+        pipe = client.pipeline(transaction=False)
+        pipe.eval(script, len(keys), *keys, *args)
+        pipe.execute_command("WAIT", replicas, timeout_ms)
+        answer, acknowledged = pipe.execute(raise_on_error=False)
+    return answer, acknowledged
 
 
 def _node_names(text: str) -> list[str]:

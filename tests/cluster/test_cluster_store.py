@@ -55,7 +55,7 @@ def test_every_key_of_a_match_hashes_to_one_slot_with_its_deadline_index(
     store: MatchStore,
 ) -> None:
     keys = Keys("abc")
-    names = [keys.state, keys.events, keys.deadlines, keys.receipt(2, "retry-1")]
+    names = [keys.state, keys.events, keys.deadlines, keys.receipts(2)]
     assert len({store.topology.client.keyslot(name) for name in names}) == 1
 
 
@@ -83,6 +83,23 @@ def test_matches_are_created_moved_and_read_back_on_every_master(store: MatchSto
         events = store.events(match_id, after=0, limit=500)
         assert [e["version"] for e in events] == list(range(1, moved.version + 1))
         assert events[-1]["type"] == "drew"
+    assert len(owners) == 3
+
+
+def test_a_log_is_packed_and_read_back_whole_on_every_master(store: MatchStore) -> None:
+    referee = referee_on(store)
+    owners = set()
+    for _ in range(30):
+        created = referee.create([PlayerSpec("Ann"), PlayerSpec("Bo")], rules=Rules())
+        match_id = created.match.id
+        owners.add(store.topology.node_of(Keys(match_id).state))
+        referee.draw(match_id, created.tokens[created.match.current_seat])
+        before = store.events(match_id, after=0, limit=500)
+        assert store.pack_log(match_id, seats=2)
+        assert store.events(match_id, after=0, limit=500) == before
+        assert store.stored_events(match_id, after=1, limit=2)[0].version == 2
+        last = store.last_event(match_id)
+        assert last is not None and last.version == before[-1]["version"]
     assert len(owners) == 3
 
 

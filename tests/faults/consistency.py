@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from service.game import from_dict
+from service.game.codec import to_dict_format_1
 from service.rules import TileSet, full_set, parse_tiles
-from service.store import Keys
+from service.store import Keys, archive
 from tests.game.support import all_tiles
 from tests.support.gunicorn_process import GunicornProcess, Reply, StagedRequest
 
@@ -60,15 +61,18 @@ MOVE_EVENTS = frozenset({"played", "drew", "passed", "draft_updated"})
 
 
 def stored_state(redis_client: Any, match_id: str) -> tuple[int, dict[str, Any]]:
-    """The stored version and match state (the ``m`` part: racks, pool, table...)."""
+    """The stored version and match state (the ``m`` part: racks, pool, table...), in the
+    plain names of format 1 whatever format it is stored in."""
     version, state = redis_client.hmget(Keys(match_id).state, "v", "s")
     assert version is not None and state is not None, f"match {match_id} is not stored"
-    return int(version), json.loads(state)["m"]
+    return int(version), to_dict_format_1(from_dict(json.loads(state)["m"]))
 
 
 def stored_events(redis_client: Any, match_id: str) -> list[dict[str, Any]]:
-    """Every event of the stored stream, checking that entry ``0-n`` holds version ``n``."""
-    events = []
+    """Every event of the stored log: those packed into the state hash, then those of the
+    stream, checking that entry ``0-n`` holds version ``n``."""
+    packed = redis_client.hget(Keys(match_id).state, "a")
+    events = [json.loads(line) for line in archive.unpack(packed or "")]
     for entry_id, fields in redis_client.xrange(Keys(match_id).events, "-", "+"):
         event = json.loads(fields["e"])
         assert entry_id == f"0-{event['version']}", (entry_id, event)

@@ -24,6 +24,7 @@ from service.game import (
     save_draft,
     to_dict,
 )
+from service.game.codec import to_dict_format_1
 from service.rules import MatchWinner, Rules, TileSet
 from tests.game.support import NOW, set_up, specs, table
 
@@ -57,7 +58,7 @@ def through_json(data: object) -> Any:
 def test_a_new_match_round_trips_through_storage_exactly() -> None:
     transition = new_match("m", specs(3), rules=Rules(), rng=random.Random(1), now=NOW, seed=9)
     stored = through_json(to_dict(transition.match))
-    assert isinstance(stored, dict) and stored["format"] == FORMAT
+    assert isinstance(stored, dict) and stored["f"] == FORMAT
     assert from_dict(stored) == transition.match
     for event in transition.events:
         assert event_from_dict(through_json(event_to_dict(event))) == event
@@ -70,14 +71,26 @@ def test_a_match_with_a_draft_and_a_finished_match_round_trip_exactly() -> None:
     finished = play(drafted, 0, table("R10 R11 R12"), now=LATER).match
     for state in (drafted, finished):
         assert from_dict(through_json(to_dict(state))) == state
+        assert from_dict(through_json(to_dict_format_1(state))) == state  # as stored before
+
+
+def test_the_stored_form_is_compact_and_names_only_the_rules_that_differ() -> None:
+    rules = Rules(turn_seconds=0, target_score=150)
+    match = set_up(["R10 R11 R12", "K13 J"], pool="O1 O2", rules=rules, on_table="B3 B4 J")
+    stored = through_json(to_dict(match))
+    assert stored["r"] == {"turn_seconds": 0, "target_score": 150}
+    assert stored["pool"] == "O1 O2" and stored["tb"] == ["B3 B4 J"]
+    assert len(json.dumps(stored)) < len(json.dumps(to_dict_format_1(match))) / 2
 
 
 def test_stored_state_in_another_format_is_refused() -> None:
     stored = to_dict(set_up(["R1", "K2"]))
     with pytest.raises(MatchDecodeError, match="format"):
-        from_dict({**stored, "format": FORMAT + 1})
+        from_dict({**stored, "f": FORMAT + 1})
     with pytest.raises(MatchDecodeError, match="cannot be read"):
-        from_dict({**stored, "pool": ["X9"]})
+        from_dict({**stored, "pool": "X9"})
+    with pytest.raises(MatchDecodeError, match="cannot be read"):
+        from_dict({**to_dict_format_1(set_up(["R1", "K2"])), "pool": ["X9"]})
     with pytest.raises(MatchDecodeError):
         event_from_dict({"type": "drew"})
 

@@ -7,6 +7,7 @@ No HTTP here: these tests call the referee as the API does, and read Redis throu
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from service.referee import (
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale
 from service.sweeper import Sweeper
+from tests.support.redis_process import RedisProcess
 
 ANN_BO = [PlayerSpec("Ann"), PlayerSpec("Bo")]
 RACKS = [["R10", "R11", "R12", "K1"], ["B7", "B8", "B9", "O2"]]
@@ -90,8 +92,50 @@ def test_a_move_on_the_workers_current_copy_is_one_round_trip(
     referee.save_draft(match_id, ann, DRAFT)
     sent = sent_since(redis_client, before)
     assert sent.pop("info", 0) <= 1  # how many replicas: asked once in a while
-    assert sent.pop("eval") == 1  # the commit script, and nothing else from the client:
+    assert sent.pop("evalsha") == 1  # the commit script, and nothing else from the client:
     assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
+
+
+def test_a_redis_that_forgot_the_scripts_is_sent_them_whole_and_the_move_lands_once(
+    referee: Referee, redis_client: redis.Redis
+) -> None:
+    match_id, (ann, bo) = set_up(referee)
+    referee.view(match_id, ann)
+    redis_client.script_flush()  # as after a restart, or a failover to a replica
+    before = commands(redis_client)
+    moved = referee.draw(match_id, ann)
+    sent = sent_since(redis_client, before)
+    assert (sent.get("evalsha"), sent.get("eval")) == (1, 1)  # refused by its digest: nothing ran
+    assert moved.drawn == ("R13",)
+    assert [e["type"] for e in referee.events(match_id, after=0, limit=100)].count("drew") == 1
+    before = commands(redis_client)
+    referee.draw(match_id, bo)
+    assert "eval" not in sent_since(redis_client, before)  # known again: by its digest only
+
+
+def test_with_a_replica_a_commit_by_digest_falls_back_whole_and_still_waits_for_it(
+    redis_url: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    replica = RedisProcess(data_dir=tmp_path / "replica").start()
+    try:
+        primary = redis_client.connection_pool.connection_kwargs
+        replica.client().replicaof(primary["host"], primary["port"])
+        deadline = time.monotonic() + 10
+        while replica.client().info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not connect"
+            time.sleep(0.05)
+        referee = Referee(MatchStore.open(Settings(redis_url=redis_url)))
+        match_id, (ann, _) = set_up(referee)
+        redis_client.script_flush()
+        before = commands(redis_client)
+        moved = referee.draw(match_id, ann)  # answered only once a replica has it
+        sent = sent_since(redis_client, before)
+        assert (sent.get("evalsha"), sent.get("eval"), sent.get("wait")) == (1, 1, 2)
+        assert moved.drawn == ("R13",)
+        key = Keys(match_id).events
+        assert replica.client(decode_responses=True).xlen(key) == redis_client.xlen(key)
+    finally:
+        replica.cleanup()
 
 
 def test_a_move_on_a_copy_another_worker_made_old_is_computed_again_not_refused(
