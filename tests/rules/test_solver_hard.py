@@ -20,7 +20,7 @@ import pytest
 import service.rules.solver as solver_module
 from bench.support.stress_positions import classes, stress_case
 from service.rules import Rules, Tile, TileSet, check_turn, parse_tiles
-from service.rules.solver import Solution, solve
+from service.rules.solver import Solution, any_play, can_play, solve
 from service.rules.solver.position import Position, read_position
 
 HARD = Path(__file__).with_name("hard_positions.txt")
@@ -89,6 +89,12 @@ def assert_best(
         reference.tile_count,
         reference.points,
     )
+    # the search for any play (pass proofs, a bot out of time) agrees on whether one exists
+    assert can_play(table, rack, melded=melded, rules=rules) is solution.found
+    some = any_play(table, rack, melded=melded, rules=rules)
+    assert some.status is solution.status
+    if some.found:
+        assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
     return solution
 
 

@@ -42,7 +42,7 @@ from service.rules.solver.search import (
 )
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
-__all__ = ["Solution", "SolveStatus", "can_play", "solve"]
+__all__ = ["Solution", "SolveStatus", "any_play", "can_play", "solve"]
 
 Table = tuple[tuple[Tile, ...], ...]
 # the tile counted in each cell of a tile count (see tile_counts)
@@ -52,6 +52,7 @@ _TILE_AT = tuple(
 )
 # on smaller tables one search with every joker is quicker than a series of searches
 SERIES_FROM_TABLE_TILES = 30
+MIN_SET = 3
 
 
 class SolveStatus(enum.Enum):
@@ -106,6 +107,75 @@ def solve(
         sets = _best_sets(position, deadline) if melded else _best_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
+    return _solution(before, position, sets, melded=melded)
+
+
+def any_play(
+    table: Sequence[Sequence[Tile]],
+    rack: Counter[Tile] | Iterable[Tile],
+    *,
+    melded: bool,
+    rules: Rules | None = None,
+    time_budget: float | None = None,
+) -> Solution:
+    """Return a legal play, not necessarily the best, or ``NO_PLAY`` as proof that none exists.
+
+    One search at the lowest floor (place anything at all) instead of :func:`solve`'s
+    series from every rack tile down: what a pass proof needs, and what a bot plays when
+    the search for its best play runs out of time.
+    """
+    rules = rules or Rules()
+    before: Table = tuple(tuple(tiles) for tiles in table)
+    hand = rack if isinstance(rack, Counter) else Counter(rack)
+    if not any(count > 0 for count in hand.values()):
+        return Solution(SolveStatus.NO_PLAY, before)
+    deadline = None if time_budget is None else time.perf_counter() + time_budget
+    position = read_position(before, hand, melded=melded, rules=rules)
+    try:
+        sets = _first_sets(position, deadline) if melded else _first_meld(hand, rules, deadline)
+    except OutOfTime:
+        return Solution(SolveStatus.GAVE_UP, before)
+    return _solution(before, position, sets, melded=melded)
+
+
+def _first_meld(hand: Counter[Tile], rules: Rules, deadline: float | None) -> Table | None:
+    """The sets of some initial meld, or None when there is none.
+
+    The sets the quick search of the rack alone finds (no meld value to carry) are a
+    meld when they are worth the threshold; otherwise the meld search decides.
+    """
+    free = _first_sets(read_position((), hand, melded=True, rules=rules), deadline)
+    if free is None:
+        return None
+    worth = sum(
+        set_points(tiles, joker_worth_zero=rules.joker_worth_zero_in_meld) for tiles in free
+    )
+    if worth >= rules.initial_meld_points:
+        return free
+    return _first_sets(read_position((), hand, melded=False, rules=rules), deadline)
+
+
+def _first_sets(position: Position, deadline: float | None) -> Table | None:
+    """The sets of some play placing at least one rack tile, or None when there is none.
+
+    After the initial meld, one search that lays only the jokers sets need (the spare
+    ones count as placed); in the rare position where they fit nowhere, one search with
+    every joker placement. Before it (``position`` counts a meld), one search that
+    counts the meld.
+    """
+    if position.meld_threshold is not None:
+        return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    plan = best_plan(position, essential=True, deadline=deadline)
+    if plan is None:
+        return None
+    sets = _lay(position, plan, essential=True)
+    if sets is not None:
+        return sets
+    return _lay(position, best_plan(position, essential=False, deadline=deadline))
+
+
+def _solution(before: Table, position: Position, sets: Table | None, *, melded: bool) -> Solution:
+    """The answer for ``sets``, the new sets a search found (None: no play)."""
     if sets is None:
         return Solution(SolveStatus.NO_PLAY, before)
     if melded:
@@ -254,19 +324,35 @@ def can_play(
 ) -> bool | None:
     """Return whether the player can place any rack tile; None if the budget ran out.
 
-    After the initial meld a tile that extends a run or fills a group answers at
-    once; otherwise the full search decides.
+    After the initial meld a tile that extends a run or fills a group, or a set the
+    rack forms alone, answers at once; otherwise one search for any play decides
+    (:func:`any_play`).
     """
     hand = rack if isinstance(rack, Counter) else Counter(rack)
     hand = +hand
     if not hand:
         return False
-    if melded and _extends_a_set(table, hand):
+    if melded and (_extends_a_set(table, hand) or _forms_a_set(hand)):
         return True
-    status = solve(table, hand, melded=melded, rules=rules, time_budget=time_budget).status
+    status = any_play(table, hand, melded=melded, rules=rules, time_budget=time_budget).status
     if status is SolveStatus.GAVE_UP:
         return None
     return status is SolveStatus.PLAY_FOUND
+
+
+def _forms_a_set(hand: Counter[Tile]) -> bool:
+    """Whether the rack alone holds a valid set: a group or a run of three, jokers filling in."""
+    jokers = hand[JOKER]
+    for number in range(MIN_NUMBER, MAX_NUMBER + 1):
+        colours = sum(1 for colour in COLOURS if hand[Tile(colour, number)])
+        if colours and colours + jokers >= MIN_SET:
+            return True
+    for colour in COLOURS:
+        for start in range(MIN_NUMBER, MAX_NUMBER - MIN_SET + 2):
+            held = sum(1 for number in range(start, start + MIN_SET) if hand[Tile(colour, number)])
+            if held and held + jokers >= MIN_SET:
+                return True
+    return False
 
 
 def _extends_a_set(table: Sequence[Sequence[Tile]], hand: Counter[Tile]) -> bool:
