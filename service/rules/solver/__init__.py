@@ -232,13 +232,19 @@ def _add_joker(sets: list[list[Tile]]) -> None:
 def _first_sets(position: Position, deadline: float | None) -> Table | None:
     """The sets of some play placing at least one rack tile, or None when there is none.
 
-    After the initial meld, one search that lays only the jokers sets need (the spare
-    ones count as placed); in the rare position where they fit nowhere, one search with
-    every joker placement. Before it (``position`` counts a meld), one search that
+    After the initial meld, searches that lay only the jokers sets need (the spare ones
+    count as placed): first laying none, then at most one, and so on (on a crowded table
+    each is far quicker than the next), then any number; in the rare position where
+    the spare jokers fit nowhere, one search with every joker placement. Before it (``position`` counts a meld), one search that
     counts the meld.
     """
     if position.meld_threshold is not None:
         return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    for limit in range(position.jokers):
+        plan = best_plan(position, essential=True, deadline=deadline, joker_limit=limit)
+        sets = _lay(position, plan, essential=True)
+        if sets is not None:
+            return sets
     plan = best_plan(position, essential=True, deadline=deadline)
     if plan is None:
         return None
