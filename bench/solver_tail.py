@@ -122,7 +122,9 @@ def measure_proofs(cases: list[StressCase], found: list[bool]) -> list[Proof]:
         legal = not some.found or not check_turn(
             case.table, some.table, case.rack, melded=case.melded, rules=case.rules
         )
-        proofs.append((middle - start, end - middle, answer is exists and some.found is exists and legal))
+        proofs.append(
+            (middle - start, end - middle, answer is exists and some.found is exists and legal)
+        )
     return proofs
 
 

@@ -88,7 +88,10 @@ def test_a_bot_whose_best_play_runs_out_of_time_still_plays_a_legal_play() -> No
     match = with_bots(set_up(["R3 K9", "O9"], on_table="R1 R2 R3 R4 R5 R6", melded=[True, True]), 0)
     moved = advance(match, now=NOW, moved=True, autoplay=Autoplay(bot_budget=0))
     assert types(moved)[0] == "played"
-    assert check_turn(match.table, moved.match.table, Counter(match.players[0].rack), melded=True) == []
+    assert (
+        check_turn(match.table, moved.match.table, Counter(match.players[0].rack), melded=True)
+        == []
+    )
     assert rack(moved.match, 0) == "K9"
 
 

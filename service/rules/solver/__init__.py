@@ -235,8 +235,8 @@ def _first_sets(position: Position, deadline: float | None) -> Table | None:
     After the initial meld, searches that lay only the jokers sets need (the spare ones
     count as placed): first laying none, then at most one, and so on (on a crowded table
     each is far quicker than the next), then any number; in the rare position where
-    the spare jokers fit nowhere, one search with every joker placement. Before it (``position`` counts a meld), one search that
-    counts the meld.
+    the spare jokers fit nowhere, one search with every joker placement. Before it
+    (``position`` counts a meld), one search that counts the meld.
     """
     if position.meld_threshold is not None:
         return _lay(position, best_plan(position, essential=False, deadline=deadline))
