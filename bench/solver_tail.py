@@ -16,7 +16,10 @@ Prints per class (box, mode, table, rack) the median, p99 and max of each solver
 of the hints over HTTP), then PASS or FAIL for the targets of issue 14: in every class
 our p99 under 50 ms and our worst under 150 ms (in process, and over HTTP), our worst
 ahead of the MILP's worst, no search or hint giving up, and every play checked against
-the rules. The five slowest positions are printed so they
+the rules. Also the searches a pass proof runs (``can_play``, and ``any_play``, what a bot
+plays when its best play runs out of time), with no budget, on every position and on
+crowded tables with racks of 1-6 (``bench/support/stress_positions.proof_case``): each
+under 500 ms of processor time and agreeing with ``solve`` on whether a play exists. The five slowest positions are printed so they
 can become regression tests (tests/rules/test_solver_hard.py).
 """
 
