@@ -1,6 +1,6 @@
 """Hunt for the solver's slowest positions with hypothesis (not part of ``make bench``).
 
-Run as ``python bench/solver_fuzz.py [solve|can_play|any_play] [--examples N]
+Run as ``python bench/support/solver_fuzz.py [solve|can_play|any_play] [--examples N]
 [--budget S]``. Hypothesis draws positions of the stress classes
 (``bench/support/stress_positions.py``: both boxes, tables of 0-110 tiles, racks of 10-40,
 every mode), often with every joker left in the rack and with meld thresholds of 12-100,
@@ -24,7 +24,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings, target
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.support.stress_positions import StressCase, proof_case, stress_case
 from service.rules import JOKER, Rules, Tile, TileSet
