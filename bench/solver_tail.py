@@ -19,8 +19,9 @@ ahead of the MILP's worst, no search or hint giving up, and every play checked a
 the rules. Also the searches a pass proof runs (``can_play``, and ``any_play``, what a bot
 plays when its best play runs out of time), with no budget, on every position and on
 crowded tables with racks of 1-6 (``bench/support/stress_positions.proof_case``): each
-under 500 ms of processor time and agreeing with ``solve`` on whether a play exists. The five slowest positions are printed so they
-can become regression tests (tests/rules/test_solver_hard.py).
+under 500 ms of processor time and agreeing with ``solve`` on whether a play exists. The
+five slowest positions are printed so they can become regression tests
+(tests/rules/test_solver_hard.py).
 """
 
 from __future__ import annotations
