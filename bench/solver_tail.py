@@ -16,8 +16,12 @@ Prints per class (box, mode, table, rack) the median, p99 and max of each solver
 of the hints over HTTP), then PASS or FAIL for the targets of issue 14: in every class
 our p99 under 50 ms and our worst under 150 ms (in process, and over HTTP), our worst
 ahead of the MILP's worst, no search or hint giving up, and every play checked against
-the rules. The five slowest positions are printed so they
-can become regression tests (tests/rules/test_solver_hard.py).
+the rules. Also the searches a pass proof runs (``can_play``, and ``any_play``, what a bot
+plays when its best play runs out of time), with no budget, on every position and on
+crowded tables with racks of 1-6 (``bench/support/stress_positions.proof_case``): each
+under 500 ms of processor time and agreeing with ``solve`` on whether a play exists. The
+five slowest positions are printed so they can become regression tests
+(tests/rules/test_solver_hard.py).
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.support.stress_positions import StressCase, classes, stress_case
+from bench.support.stress_positions import StressCase, classes, proof_case, stress_case
 from service.rules import TileSet, check_turn, full_set
-from service.rules.solver import SolveStatus, solve
+from service.rules.solver import SolveStatus, any_play, can_play, solve
 from tests.support.redis_process import RedisProcess, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +57,12 @@ PER_CLASS = 24
 QUICK_PER_CLASS = 4
 MAX_P99_MS = 50.0
 MAX_WORST_MS = 150.0
+PROOF_POSITIONS = 120
+QUICK_PROOF_POSITIONS = 30
+MAX_PROOF_MS = 500.0
 Result = tuple[float, int, str]  # seconds, rack tiles placed, status
+# processor seconds of can_play and of any_play, and whether both agree with solve
+Proof = tuple[float, float, bool]
 T = TypeVar("T")
 
 
@@ -67,9 +76,12 @@ def positions(seed: int, per_class: int) -> list[StressCase]:
     ]
 
 
-def measure_ours(seed: int, per_class: int) -> tuple[list[Result], list[float]]:
+def measure_ours(
+    seed: int, per_class: int, proof_count: int
+) -> tuple[list[Result], list[float], list[Proof]]:
     """In its own process: solve every position with no budget, checking each play;
-    also the processor time of each search (what it costs, whatever else the machine runs)."""
+    also the processor time of each search (what it costs, whatever else the machine runs),
+    and the searches a pass proof runs (:func:`measure_proofs`)."""
     cases = positions(seed, per_class)
     for case in positions(seed + 1, 1):  # warm up on every class, as a long-lived worker is
         solve(case.table, case.rack, melded=case.melded, rules=case.rules)
@@ -88,7 +100,36 @@ def measure_ours(seed: int, per_class: int) -> tuple[list[Result], list[float]]:
         results.append((seconds, found.tile_count, status))
         if number % 200 == 0 or number == len(cases):
             print(f"  ours: {number}/{len(cases)}", flush=True)
-    return results, cpu
+    rng = random.Random(seed)
+    proof_cases = [proof_case(rng) for _ in range(proof_count)]
+    found = [status == SolveStatus.PLAY_FOUND.value for _, _, status in results]
+    return results, cpu, measure_proofs(cases + proof_cases, found)
+
+
+def measure_proofs(cases: list[StressCase], found: list[bool]) -> list[Proof]:
+    """What a pass proof and a bot out of time run, with no budget: ``can_play`` and
+    ``any_play`` on each position, in processor seconds, and whether both agree with
+    ``solve`` on whether a play exists (``found``, solved here where not given) and
+    any_play's play passes check_turn."""
+    proofs: list[Proof] = []
+    for at, case in enumerate(cases):
+        start = time.process_time()
+        answer = can_play(case.table, case.rack, melded=case.melded, rules=case.rules)
+        middle = time.process_time()
+        some = any_play(case.table, case.rack, melded=case.melded, rules=case.rules)
+        end = time.process_time()
+        exists = (
+            found[at]
+            if at < len(found)
+            else solve(case.table, case.rack, melded=case.melded, rules=case.rules).found
+        )
+        legal = not some.found or not check_turn(
+            case.table, some.table, case.rack, melded=case.melded, rules=case.rules
+        )
+        proofs.append(
+            (middle - start, end - middle, answer is exists and some.found is exists and legal)
+        )
+    return proofs
 
 
 class Milp:
@@ -287,7 +328,8 @@ def main() -> None:
         f"{len(cases)} positions in {len(classes())} classes ({per_class} each), "
         f"seed {args.seed}; each solver in its own process"
     )
-    mine, mine_cpu = in_child(measure_ours, args.seed, per_class)
+    proof_count = QUICK_PROOF_POSITIONS if args.quick else PROOF_POSITIONS
+    mine, mine_cpu, proofs = in_child(measure_ours, args.seed, per_class, proof_count)
     theirs = None if args.ours_only else in_child(measure_milp, args.seed, per_class)
     if theirs is None and not args.ours_only:
         print("rummikub-solver is not installed (pip install '.[bench]'): ours only")
@@ -354,6 +396,16 @@ def main() -> None:
             or "none"
         )
     )
+    can_ms = [seconds * 1000 for seconds, _, _ in proofs]
+    any_ms = [seconds * 1000 for _, seconds, _ in proofs]
+    wrong = sum(not agrees for _, _, agrees in proofs)
+    print(
+        f"pass proofs, no budget, on these positions and {proof_count} crowded tables with "
+        f"racks of 1-6 (processor time): can_play median {statistics.median(can_ms):.1f} ms, "
+        f"p99 {percentile(can_ms, 0.99):.1f} ms, max {max(can_ms):.1f} ms; any_play median "
+        f"{statistics.median(any_ms):.1f} ms, p99 {percentile(any_ms, 0.99):.1f} ms, "
+        f"max {max(any_ms):.1f} ms"
+    )
     print(f"ran in {time.perf_counter() - started:.0f} s")
     failed_classes = [label for passed, label in verdicts if not passed]
     lines = [
@@ -370,6 +422,13 @@ def main() -> None:
             "marked <)",
         ),
         (gave_up == 0, f"no search gives up: {gave_up} gave up"),
+        (
+            max(max(can_ms), max(any_ms)) < MAX_PROOF_MS and wrong == 0,
+            f"pass proofs decide every position, with no budget, each under "
+            f"{MAX_PROOF_MS:g} ms (can_play and any_play, processor time), agreeing with "
+            f"solve: worst {max(max(can_ms), max(any_ms)):.1f} ms over {len(proofs)} "
+            f"positions, {wrong} disagree",
+        ),
         (illegal == 0, f"every play passes check_turn: {illegal} illegal"),
     ]
     if served_hints is not None:

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from service.rules import COLOURS, JOKER, Rules, Tile, TileSet, classify, full_set
 from service.rules.sets import SetKind
 
-__all__ = ["MODES", "RACK_SIZES", "TABLE_SIZES", "StressCase", "classes", "stress_case"]
+__all__ = [
+    "MODES",
+    "RACK_SIZES",
+    "TABLE_SIZES",
+    "StressCase",
+    "classes",
+    "proof_case",
+    "stress_case",
+]
 
 TABLE_SIZES = (0, 20, 40, 60, 80, 110)
 RACK_SIZES = (14, 27, 40)
@@ -91,6 +99,14 @@ def stress_case(
     rng.shuffle(bag)
     rack = Counter(bag[:rack_size])
     return StressCase(box, size, rack_size, mode, tuple(tuple(t) for t in table), rack)
+
+
+def proof_case(rng: random.Random) -> StressCase:
+    """A position of the kind a pass proof meets late in a game: a crowded table (40 tiles
+    to all but 12 of the box, some jokers, locked or not) and a rack of 1 to 6 tiles."""
+    box = rng.choice((TileSet.STANDARD, TileSet.XP, TileSet.XP))
+    mode = rng.choice(("melded", "locked"))
+    return stress_case(rng, box, mode, rng.randint(40, box.size - 12), rng.randint(1, 6))
 
 
 def _random_table(rng: random.Random, pool: Counter[Tile], size: int) -> list[list[Tile]]:

@@ -12,8 +12,13 @@
    can play (option: the moment the player to move cannot play), without waiting
    for every pass.
 
-Each solver call has a time budget; a search that gives up proves nothing, so the
-bot then draws or passes and no stalemate is declared.
+A bot's search for its best play has a time budget (2 s); when it runs out, the bot
+plays the first legal play a search for any play finds (:func:`any_play`). That search
+and the proofs (a pass refused, a stalemate declared) have no time budget by default:
+they only ask whether any play exists, which the solver answers quickly on every
+position we know (docs/RULINGS.md, "A pass is always decided"). A caller may give them
+a budget (tests do); a search that gives up proves nothing, so the bot then draws or
+passes and no stalemate is declared.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from service.game.state import Ending, Match, Status, Transition
 from service.game.timers import settle
 from service.game.turns import draw, pass_turn, play
 from service.rules import Rules, StalemateEnd, Tile
-from service.rules.solver import Solution, can_play, solve
+from service.rules.solver import Solution, SolveStatus, any_play, can_play, solve
 
 __all__ = ["Autoplay", "advance"]
 
@@ -35,16 +40,20 @@ MAX_BOT_TURNS = 2000
 
 @dataclass(frozen=True, slots=True)
 class Autoplay:
-    """The solver's time budgets (seconds) for bot turns and stalemate proofs."""
+    """The solver's time budgets (seconds; None: none) for a bot's best play, and for the
+    searches for any play: a bot's play when its best play runs out of time, and proofs."""
 
-    bot_budget: float = 2.0
-    proof_budget: float = 2.0
+    bot_budget: float | None = 2.0
+    proof_budget: float | None = None
 
     def best_play(
         self, table: tuple[tuple[Tile, ...], ...], rack: Counter[Tile], melded: bool, rules: Rules
     ) -> Solution:
-        """The solver's best play for a bot."""
-        return solve(table, rack, melded=melded, rules=rules, time_budget=self.bot_budget)
+        """The solver's best play for a bot, or any legal play when that search runs out."""
+        solution = solve(table, rack, melded=melded, rules=rules, time_budget=self.bot_budget)
+        if solution.status is not SolveStatus.GAVE_UP:
+            return solution
+        return any_play(table, rack, melded=melded, rules=rules, time_budget=self.proof_budget)
 
     def can_play(
         self, table: tuple[tuple[Tile, ...], ...], rack: Counter[Tile], melded: bool, rules: Rules

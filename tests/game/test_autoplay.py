@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import pytest
 
-from service.game import PlayerSpec, Status, advance, draw
-from service.rules import Rules
+from service.game import Autoplay, PlayerSpec, Status, advance, draw
+from service.rules import Rules, check_turn
 from tests.game.support import NOW, rack, set_up, types
 
 
@@ -78,3 +79,23 @@ def test_a_match_of_bots_plays_a_whole_game_in_one_step(count: int) -> None:
     done = advance(created, now=NOW, moved=True).match
     assert done.status is not Status.PLAYING
     assert sum(done.outcomes[-1].outcome.scores) == 0
+
+
+def test_a_bot_whose_best_play_runs_out_of_time_still_plays_a_legal_play() -> None:
+    # R3 fits only by splitting the run: a search, not a quick check. With no time for
+    # the best play, the bot plays what the search for any play finds instead of
+    # passing (the pool is empty) while a play exists.
+    match = with_bots(set_up(["R3 K9", "O9"], on_table="R1 R2 R3 R4 R5 R6", melded=[True, True]), 0)
+    moved = advance(match, now=NOW, moved=True, autoplay=Autoplay(bot_budget=0))
+    assert types(moved)[0] == "played"
+    assert (
+        check_turn(match.table, moved.match.table, Counter(match.players[0].rack), melded=True)
+        == []
+    )
+    assert rack(moved.match, 0) == "K9"
+
+
+def test_by_default_the_searches_for_any_play_have_no_time_budget() -> None:
+    # what a pass proof, a stalemate and a bot out of time rest on: never the machine's load
+    assert Autoplay().proof_budget is None
+    assert Autoplay().bot_budget is not None

@@ -34,7 +34,13 @@ def shown(solution: Solution) -> set[str]:
 
 
 def test_the_public_names_are_pinned() -> None:
-    assert sorted(solver_module.__all__) == ["Solution", "SolveStatus", "can_play", "solve"]
+    assert sorted(solver_module.__all__) == [
+        "Solution",
+        "SolveStatus",
+        "any_play",
+        "can_play",
+        "solve",
+    ]
 
 
 # The manipulation examples of the Spanish rules (002).

@@ -28,7 +28,7 @@ from service.rules import (
     full_set,
     set_points,
 )
-from service.rules.solver import Solution, SolveStatus, solve
+from service.rules.solver import Solution, SolveStatus, any_play, can_play, solve
 
 Set = tuple[Tile, ...]
 Score = tuple[int, int]
@@ -231,11 +231,37 @@ def _check(
     assert solution.points == _points(solution.placed)
 
 
+def _check_any_play(
+    table: list[Set], rack: Counter[Tile], *, melded: bool, rules: Rules, exists: bool
+) -> Solution:
+    """any_play and can_play say whether a play exists as the brute force does, and the
+    play any_play finds is legal and says truly what it places."""
+    assert can_play(table, rack, melded=melded, rules=rules) is exists
+    some = any_play(table, rack, melded=melded, rules=rules)
+    assert some.found is exists
+    if not exists:
+        assert some.status is SolveStatus.NO_PLAY and some.table == tuple(table)
+        return some
+    assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
+    before: Counter[Tile] = Counter(tile for tiles in table for tile in tiles)
+    after: Counter[Tile] = Counter(tile for tiles in some.table for tile in tiles)
+    assert some.placed == after - before and some.placed and not some.placed - rack
+    assert some.tile_count == some.placed.total() and some.points == _points(some.placed)
+    return some
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_solver_finds_the_same_optimum_as_trying_every_partition(seed: int) -> None:
     table, rack, melded, rules = _position(seed)
     solution = solve(table, rack, melded=melded, rules=rules)
     _check(solution, _expected(seed), table, rack, melded=melded, rules=rules)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_any_play_finds_a_legal_play_exactly_when_one_exists(seed: int) -> None:
+    table, rack, melded, rules = _position(seed)
+    exists = _expected(seed) != NOTHING
+    _check_any_play(table, rack, melded=melded, rules=rules, exists=exists)
 
 
 def _meld_near_its_threshold(seed: int) -> tuple[Counter[Tile], Rules]:
@@ -268,6 +294,7 @@ def test_an_initial_meld_near_its_threshold_is_found_exactly_when_one_exists(see
     expected = _best_packing(rack, rules.initial_meld_points, rules)
     solution = solve([], rack, melded=False, rules=rules)
     _check(solution, expected, [], rack, melded=False, rules=rules)
+    _check_any_play([], rack, melded=False, rules=rules, exists=expected != NOTHING)
 
 
 def _with_jokers(seed: int) -> bool:
@@ -433,6 +460,9 @@ def test_with_joker_locked_sets_the_solver_matches_every_table_that_keeps_them(
     _check(solution, expected, table, rack, melded=True, rules=rules)
     if solution.found:
         assert keeps_every_lock(table, list(solution.table))
+    some = _check_any_play(table, rack, melded=True, rules=rules, exists=expected != NOTHING)
+    if some.found:
+        assert keeps_every_lock(table, list(some.table))
 
 
 @cache

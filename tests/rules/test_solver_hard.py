@@ -20,10 +20,11 @@ import pytest
 import service.rules.solver as solver_module
 from bench.support.stress_positions import classes, stress_case
 from service.rules import Rules, Tile, TileSet, check_turn, parse_tiles
-from service.rules.solver import Solution, solve
+from service.rules.solver import Solution, any_play, can_play, solve
 from service.rules.solver.position import Position, read_position
 
 HARD = Path(__file__).with_name("hard_positions.txt")
+PROOFS = Path(__file__).with_name("proof_positions.txt")
 Table = tuple[tuple[Tile, ...], ...]
 
 
@@ -42,6 +43,27 @@ def hard_positions() -> Iterator[tuple[str, Table, Counter[Tile], Rules, bool, i
             rules,
             mode != "initial",
             int(milp),
+        )
+
+
+def proof_positions() -> Iterator[tuple[str, Table, Counter[Tile], Rules, bool]]:
+    """Each line of proof_positions.txt: id, table, rack, rules, melded."""
+    for number, line in enumerate(PROOFS.read_text(encoding="utf-8").splitlines()):
+        if not line.strip() or line.startswith("#"):
+            continue
+        box, mode, sets, rack, *meld = (part.strip() for part in line.split("|"))
+        table = tuple(parse_tiles(codes.split()) for codes in sets.split(" / ") if codes)
+        rules = Rules(
+            tile_set=TileSet(box),
+            joker_locked_sets=mode == "locked",
+            initial_meld_points=int(meld[0]) if meld else 30,
+        )
+        yield (
+            f"{number}-{box}-{mode}",
+            table,
+            Counter(parse_tiles(rack.split())),
+            rules,
+            mode != "initial",
         )
 
 
@@ -89,6 +111,12 @@ def assert_best(
         reference.tile_count,
         reference.points,
     )
+    # the search for any play (pass proofs, a bot out of time) agrees on whether one exists
+    assert can_play(table, rack, melded=melded, rules=rules) is solution.found
+    some = any_play(table, rack, melded=melded, rules=rules)
+    assert some.status is solution.status
+    if some.found:
+        assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
     return solution
 
 
@@ -107,6 +135,27 @@ def test_the_slowest_positions_found_get_the_best_play(
     solution = assert_best(table, rack, melded=melded, rules=rules, monkeypatch=monkeypatch)
     if not rules.joker_locked_sets:
         assert solution.tile_count >= milp
+
+
+@pytest.mark.parametrize(
+    ("table", "rack", "rules", "melded"),
+    [pytest.param(*rest, id=name) for name, *rest in proof_positions()],
+)
+def test_the_slowest_positions_for_pass_proofs_are_decided_rightly(
+    table: Table, rack: Counter[Tile], rules: Rules, melded: bool
+) -> None:
+    # can_play and any_play say whether a play exists as the best play's search does, and
+    # any_play's play is legal (the best play is checked against the plain search on the
+    # positions above; on some of these the plain search takes half a minute)
+    solution = solve(table, rack, melded=melded, rules=rules)
+    if solution.found:
+        assert check_turn(table, solution.table, rack, melded=melded, rules=rules) == []
+    assert can_play(table, rack, melded=melded, rules=rules) is solution.found
+    some = any_play(table, rack, melded=melded, rules=rules)
+    assert some.status is solution.status
+    if some.found:
+        assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
+        assert some.tile_count <= solution.tile_count
 
 
 # Classes small enough for the plain search to run quickly: racks of 14.

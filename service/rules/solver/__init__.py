@@ -42,7 +42,7 @@ from service.rules.solver.search import (
 )
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
-__all__ = ["Solution", "SolveStatus", "can_play", "solve"]
+__all__ = ["Solution", "SolveStatus", "any_play", "can_play", "solve"]
 
 Table = tuple[tuple[Tile, ...], ...]
 # the tile counted in each cell of a tile count (see tile_counts)
@@ -52,6 +52,7 @@ _TILE_AT = tuple(
 )
 # on smaller tables one search with every joker is quicker than a series of searches
 SERIES_FROM_TABLE_TILES = 30
+MIN_SET = 3
 
 
 class SolveStatus(enum.Enum):
@@ -106,6 +107,155 @@ def solve(
         sets = _best_sets(position, deadline) if melded else _best_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
+    return _solution(before, position, sets, melded=melded)
+
+
+def any_play(
+    table: Sequence[Sequence[Tile]],
+    rack: Counter[Tile] | Iterable[Tile],
+    *,
+    melded: bool,
+    rules: Rules | None = None,
+    time_budget: float | None = None,
+) -> Solution:
+    """Return a legal play, not necessarily the best, or ``NO_PLAY`` as proof that none exists.
+
+    One search at the lowest floor (place anything at all) instead of :func:`solve`'s
+    series from every rack tile down: what a pass proof needs, and what a bot plays when
+    the search for its best play runs out of time.
+    """
+    rules = rules or Rules()
+    before: Table = tuple(tuple(tiles) for tiles in table)
+    hand = rack if isinstance(rack, Counter) else Counter(rack)
+    if not any(count > 0 for count in hand.values()):
+        return Solution(SolveStatus.NO_PLAY, before)
+    deadline = None if time_budget is None else time.perf_counter() + time_budget
+    position = read_position(before, hand, melded=melded, rules=rules)
+    try:
+        sets = _first_sets(position, deadline) if melded else _first_meld(hand, rules, deadline)
+    except OutOfTime:
+        return Solution(SolveStatus.GAVE_UP, before)
+    return _solution(before, position, sets, melded=melded)
+
+
+def _first_meld(hand: Counter[Tile], rules: Rules, deadline: float | None) -> Table | None:
+    """The sets of some initial meld, or None when there is none.
+
+    The best sets the rack forms at all (found as :func:`solve` finds them: quick,
+    with no meld value to carry, and the search from every rack tile down is quickest
+    when most can be placed) are a meld when they are worth the threshold; otherwise
+    one meld search at the lowest floor decides. Sets taken greedily answer first
+    when they are worth the threshold.
+    """
+    greedy = _greedy_meld(hand, rules)
+    if greedy is not None:
+        return greedy
+    free = _best_sets(read_position((), hand, melded=True, rules=rules), deadline)
+    if free is None:
+        return None
+    worth = sum(
+        set_points(tiles, joker_worth_zero=rules.joker_worth_zero_in_meld) for tiles in free
+    )
+    if worth >= rules.initial_meld_points:
+        return free
+    return _first_sets(read_position((), hand, melded=False, rules=rules), deadline)
+
+
+def _greedy_meld(hand: Counter[Tile], rules: Rules) -> Table | None:
+    """Sets of the rack worth the initial meld, taken greedily; None when greed falls short.
+
+    Takes the set of real tiles worth the most (a whole stretch of a colour, or every
+    colour of a number), again and again, then adds each joker where it is worth the
+    most: a quick way to find most melds, which proves nothing when it finds none.
+    """
+    left = +hand
+    jokers = left.pop(JOKER, 0)
+    sets: list[list[Tile]] = []
+    while True:
+        best: list[Tile] = []
+        for number in range(MIN_NUMBER, MAX_NUMBER + 1):
+            group = [Tile(colour, number) for colour in COLOURS if left[Tile(colour, number)]]
+            if len(group) >= MIN_SET and len(group) * number > _worth(best):
+                best = group
+        for colour in COLOURS:
+            stretch: list[Tile] = []
+            for number in range(MIN_NUMBER, MAX_NUMBER + 2):
+                tile = Tile(colour, number) if number <= MAX_NUMBER else None
+                if tile is not None and left[tile]:
+                    stretch.append(tile)
+                    continue
+                if len(stretch) >= MIN_SET and _worth(stretch) > _worth(best):
+                    best = stretch
+                stretch = []
+        if not best:
+            break
+        left.subtract(best)
+        sets.append(best)
+    for _ in range(jokers):
+        _add_joker(sets)
+    worth = sum(
+        set_points(tiles, joker_worth_zero=rules.joker_worth_zero_in_meld) for tiles in sets
+    )
+    if not sets or worth < rules.initial_meld_points:
+        return None
+    return tuple(tuple(tiles) for tiles in sets)
+
+
+def _worth(tiles: Sequence[Tile]) -> int:
+    return sum(tile.number or 0 for tile in tiles)
+
+
+def _add_joker(sets: list[list[Tile]]) -> None:
+    """Put a joker where it stands for the highest number: a run's end, or a group of three."""
+    best, where = 0, -1
+    for index, tiles in enumerate(sets):
+        info = classify(tiles)
+        if info.kind is SetKind.GROUP and len(tiles) < len(COLOURS) and info.number:
+            worth = info.number
+        elif info.kind is SetKind.RUN and info.start is not None and len(tiles) < MAX_NUMBER:
+            end = info.start + len(tiles) - 1
+            worth = end + 1 if end < MAX_NUMBER else info.start - 1
+        else:
+            continue
+        if worth > best:
+            best, where = worth, index
+    if where < 0:
+        return
+    tiles = sets[where]
+    info = classify(tiles)
+    if info.kind is SetKind.RUN and info.start is not None and info.start + len(tiles) > MAX_NUMBER:
+        tiles.insert(0, JOKER)
+    else:
+        tiles.append(JOKER)
+
+
+def _first_sets(position: Position, deadline: float | None) -> Table | None:
+    """The sets of some play placing at least one rack tile, or None when there is none.
+
+    After the initial meld, searches that lay only the jokers sets need (the spare ones
+    count as placed): first laying none, then at most one, and so on (on a crowded table
+    each is far quicker than the next), then any number; in the rare position where
+    the spare jokers fit nowhere, one search with every joker placement. Before it
+    (``position`` counts a meld), one search that counts the meld.
+    """
+    if position.meld_threshold is not None:
+        return _lay(position, best_plan(position, essential=False, deadline=deadline))
+    for limit in range(position.jokers):
+        plan = best_plan(position, essential=True, deadline=deadline, joker_limit=limit)
+        sets = _lay(position, plan, essential=True)
+        if sets is not None:
+            return sets
+    plan = best_plan(position, essential=True, deadline=deadline)
+    if plan is None:
+        return None
+    sets = _lay(position, plan, essential=True)
+    if sets is not None:
+        return sets
+    return _lay(position, best_plan(position, essential=False, deadline=deadline))
+
+
+def _solution(before: Table, position: Position, sets: Table | None, *, melded: bool) -> Solution:
+    """The answer for ``sets``, the new sets a search found (None: no play)."""
     if sets is None:
         return Solution(SolveStatus.NO_PLAY, before)
     if melded:
@@ -254,19 +404,35 @@ def can_play(
 ) -> bool | None:
     """Return whether the player can place any rack tile; None if the budget ran out.
 
-    After the initial meld a tile that extends a run or fills a group answers at
-    once; otherwise the full search decides.
+    After the initial meld a tile that extends a run or fills a group, or a set the
+    rack forms alone, answers at once; otherwise one search for any play decides
+    (:func:`any_play`).
     """
     hand = rack if isinstance(rack, Counter) else Counter(rack)
     hand = +hand
     if not hand:
         return False
-    if melded and _extends_a_set(table, hand):
+    if melded and (_extends_a_set(table, hand) or _forms_a_set(hand)):
         return True
-    status = solve(table, hand, melded=melded, rules=rules, time_budget=time_budget).status
+    status = any_play(table, hand, melded=melded, rules=rules, time_budget=time_budget).status
     if status is SolveStatus.GAVE_UP:
         return None
     return status is SolveStatus.PLAY_FOUND
+
+
+def _forms_a_set(hand: Counter[Tile]) -> bool:
+    """Whether the rack alone holds a valid set: a group or a run of three, jokers filling in."""
+    jokers = hand[JOKER]
+    for number in range(MIN_NUMBER, MAX_NUMBER + 1):
+        colours = sum(1 for colour in COLOURS if hand[Tile(colour, number)])
+        if colours and colours + jokers >= MIN_SET:
+            return True
+    for colour in COLOURS:
+        for start in range(MIN_NUMBER, MAX_NUMBER - MIN_SET + 2):
+            held = sum(1 for number in range(start, start + MIN_SET) if hand[Tile(colour, number)])
+            if held and held + jokers >= MIN_SET:
+                return True
+    return False
 
 
 def _extends_a_set(table: Sequence[Sequence[Tile]], hand: Counter[Tile]) -> bool:

@@ -11,7 +11,7 @@ a set of colours is a bit mask.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
+from functools import lru_cache
 from itertools import product
 
 __all__ = ["ForcedGroup", "GroupChoice", "GroupPlan", "arrange_groups", "group_choices"]
@@ -19,6 +19,11 @@ __all__ = ["ForcedGroup", "GroupChoice", "GroupPlan", "arrange_groups", "group_c
 MIN_GROUP = 3
 MAX_GROUP = 4
 COLOUR_COUNT = 4
+
+# Bounds on the memo caches below (least recently used entries go first); the stress
+# positions of bench/solver_tail.py fill about a tenth of each.
+ARRANGE_CACHE = 1 << 16
+CHOICES_CACHE = 1 << 12
 
 # A forced group: the colour mask its locked real tiles hold, and how many more
 # members (real tiles of other colours, or jokers) it needs at least and at most.
@@ -35,7 +40,7 @@ def _size(mask: int) -> int:
     return mask.bit_count()
 
 
-@cache
+@lru_cache(maxsize=ARRANGE_CACHE)
 def arrange_groups(
     reals: tuple[int, ...],
     jokers: int,
@@ -72,7 +77,7 @@ def _completions(
                 yield mask, joker_count
 
 
-@cache
+@lru_cache(maxsize=ARRANGE_CACHE)
 def _free_groups(
     reals: tuple[int, ...], jokers: int, essential: bool
 ) -> tuple[GroupShape, ...] | None:
@@ -95,7 +100,7 @@ def _free_groups(
     return None
 
 
-@cache
+@lru_cache(maxsize=CHOICES_CACHE)
 def group_choices(
     available: tuple[int, ...],
     max_jokers: int,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from itertools import product
 
 __all__ = [
@@ -43,6 +43,11 @@ __all__ = [
 RunState = tuple[int, ...]
 COMPLETE = 3
 GAP = 4  # three or more tiles, the last a joker bridging to a real tile still to come
+# Bounds on the memo caches below (least recently used entries go first); the stress
+# positions of bench/solver_tail.py fill about a tenth of each.
+DOMINANCE_CACHE = 1 << 16
+STATES_CACHE = 1 << 12
+MOVES_CACHE = 1 << 16
 # how strong each code is; grows strictly with dominance between codes
 _STRENGTH = {1: 2, GAP: 3, 2: 4, COMPLETE: 6}
 
@@ -90,7 +95,7 @@ def _covers(strong: int, weak: int) -> bool:
     return strong in (weak, COMPLETE) or (strong == 2 and weak in (1, GAP))
 
 
-@cache
+@lru_cache(maxsize=DOMINANCE_CACHE)
 def dominates(strong: RunState, weak: RunState) -> bool:
     """Whether ``strong`` can do whatever ``weak`` can from here on.
 
@@ -113,7 +118,7 @@ def dominates(strong: RunState, weak: RunState) -> bool:
     return False
 
 
-@cache
+@lru_cache(maxsize=STATES_CACHE)
 def weaker_states(state: RunState) -> frozenset[RunState]:
     """Every state that ``state`` dominates, itself included."""
     below = {
@@ -128,7 +133,7 @@ def weaker_states(state: RunState) -> frozenset[RunState]:
     )
 
 
-@cache
+@lru_cache(maxsize=MOVES_CACHE)
 def run_moves(
     state: RunState,
     reals: int,
