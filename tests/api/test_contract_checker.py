@@ -130,3 +130,14 @@ def liar() -> Iterator[int]:
 def test_answers_read_over_real_http_are_checked_too(liar: int) -> None:
     with pytest.raises(ContractError, match="5 is not of type 'string'"):
         http_request(liar, "GET", "/healthz")
+
+
+def test_an_event_with_an_undeclared_field_is_refused(redis_url: str) -> None:
+    app = create_app({"redis_url": redis_url, "test_mode": True})
+    created = app.test_client().post(
+        "/v1/matches", json={"players": [{"name": "Ann"}, {"name": "Bo"}]}
+    )
+    path = f"/v1/matches/{created.get_json()['id']}/events"
+    spoil = rewrite(lambda body: body["events"][0]["data"].update(surprise=1))
+    with pytest.raises(ContractError, match="surprise"):
+        spoiled(redis_url, spoil, path).test_client().get(path)

@@ -33,6 +33,8 @@ import yaml
 from flask.testing import FlaskClient
 from jsonschema_path import SchemaPath
 from openapi_core import Config, OpenAPI
+from openapi_core.casting.schemas import oas31_types_caster
+from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
 from openapi_core.deserializing.media_types.util import json_loads
 from openapi_core.exceptions import OpenAPIError
@@ -63,15 +65,37 @@ def absolute(node: Any) -> Any:
     """``node`` with each local ``$ref`` (``#/components/...``) made absolute (the contract's
     URI), so a schema taken out of the document still finds what it refers to."""
     if isinstance(node, dict):
-        return {
-            key: CONTRACT_URI + value
-            if key == "$ref" and isinstance(value, str) and value.startswith("#")
-            else absolute(value)
-            for key, value in node.items()
-        }
+        return {key: _absolute_entry(key, value) for key, value in node.items()}
     if isinstance(node, list):
         return [absolute(item) for item in node]
     return node
+
+
+def _absolute_entry(key: str, value: Any) -> Any:
+    if key == "$ref" and isinstance(value, str) and value.startswith("#"):
+        return CONTRACT_URI + value
+    if key == "discriminator" and isinstance(value, dict) and "mapping" in value:
+        # openapi-schema-validator follows a discriminator's mapping like a ``$ref``.
+        mapping = {name: CONTRACT_URI + ref for name, ref in value["mapping"].items()}
+        return {**value, "mapping": mapping}
+    return absolute(value)
+
+
+def inlined(node: Any, within: tuple[str, ...] = ()) -> Any:
+    """``node`` with each ``$ref`` to a component schema replaced by that schema (a schema
+    that refers to itself, directly or not, keeps an absolute ``$ref`` there): validating
+    then follows no reference at all, which is most of jsonschema's time on our answers."""
+    if isinstance(node, list):
+        return [inlined(item, within) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    prefix = "#/components/schemas/"
+    if not (isinstance(ref, str) and ref.startswith(prefix)) or ref in within:
+        return {key: inlined(value, within) for key, value in node.items()}
+    target = inlined(contract()["components"]["schemas"][ref[len(prefix) :]], (*within, ref))
+    siblings = {key: inlined(value, within) for key, value in node.items() if key != "$ref"}
+    return {**siblings, "allOf": [target]} if siblings else target
 
 
 class BuiltOnce(DialectSchemaValidatorsFactory):
@@ -126,10 +150,22 @@ class BuiltOnce(DialectSchemaValidatorsFactory):
             # The same validator class and checks, its ``$ref``s looked up in the contract as
             # plain data rather than through openapi-core's path objects (several times faster).
             fast = type(made)(
-                absolute(made.schema), registry=self.registry, format_checker=made.format_checker
+                absolute(inlined(made.schema)),
+                registry=self.registry,
+                format_checker=made.format_checker,
             )
             self.built[key] = SchemaValidator(schema, fast)
         return self.built[key]
+
+
+@cache
+def factories() -> dict[str, Any]:
+    """openapi-core's schema validators and casters (headers are cast first), built once."""
+    validators = BuiltOnce()
+    return {
+        "schema_validators_factory": validators,
+        "schema_casters_factory": SchemaCastersFactory(validators, oas31_types_caster),
+    }
 
 
 @cache
@@ -138,7 +174,7 @@ def openapi() -> OpenAPI:
     config = Config(
         extra_media_type_deserializers=MEDIA_TYPES,
         additional_properties_default_policy="forbid",
-        schema_validators_factory=BuiltOnce(),
+        **factories(),
     )
     return OpenAPI.from_file_path(str(SPEC), config=config)
 
@@ -150,7 +186,7 @@ def openapi_heads() -> OpenAPI:
     config = Config(
         extra_media_type_deserializers=MEDIA_TYPES,
         response_validator_cls=V31ResponseHeadersValidator,
-        schema_validators_factory=BuiltOnce(),
+        **factories(),
     )
     return OpenAPI.from_file_path(str(SPEC), config=config)
 
