@@ -9,6 +9,9 @@ Redis: tests run against real redis-server processes that the suite starts itsel
 
 Tests that crash, pause or restart Redis start their own `tests.support.redis_process.
 RedisProcess` instead of touching the shared one.
+
+Contract: every Flask app's test client is a `tests.support.contract.ContractClient`, so each
+answer any test sees is validated against openapi.yaml before the test reads it.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from flask import Flask
 from hypothesis import settings
 
+from tests.support.contract import ContractClient
 from tests.support.redis_process import RedisNotFound, RedisProcess
+
+Flask.test_client_class = ContractClient
 
 # No per-example deadline: a loaded 2-core CI machine must not turn slow examples into failures.
 settings.register_profile("dev", deadline=None, print_blob=True)

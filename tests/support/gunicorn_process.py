@@ -17,7 +17,8 @@ parent is gone and exit on their own.
 
 ``request()`` sends exactly one HTTP request on a fresh connection and never retries it: a
 test that counts acknowledged moves must know that each one was sent once. Only the standard
-library is used.
+library is used to speak HTTP; each answer is validated against openapi.yaml
+(``tests.support.contract``) before the test sees it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tests.support import contract
 from tests.support.redis_process import free_port
 
 __all__ = ["GunicornProcess", "GunicornStartError", "Reply", "StagedRequest", "http_request"]
@@ -105,6 +107,7 @@ def http_request(
         answer_headers = {name.lower(): value for name, value in response.getheaders()}
     finally:
         connection.close()
+    contract.check_http(method, path, sent, response.status, response.getheaders(), raw)
     data: Any = None
     if raw and "json" in answer_headers.get("content-type", ""):
         data = json.loads(raw)
@@ -133,6 +136,8 @@ class StagedRequest:
         timeout: float = 30.0,
     ) -> None:
         payload = b"" if body is None else json.dumps(body).encode()
+        self.method, self.path = method, path
+        self.headers = {**(headers or {}), "Content-Type": "application/json"}
         lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
         if token is not None:
             lines.append(f"Authorization: Bearer {token}")
@@ -167,6 +172,9 @@ class StagedRequest:
             answer_headers = {name.lower(): value for name, value in response.getheaders()}
         finally:
             self.sock.close()
+        contract.check_http(
+            self.method, self.path, self.headers, response.status, response.getheaders(), raw
+        )
         data: Any = None
         if raw and "json" in answer_headers.get("content-type", ""):
             data = json.loads(raw)
