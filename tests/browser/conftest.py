@@ -4,7 +4,8 @@
   the session's redis-server. Has `.url`, `.api(method, path, ...)`.
 - `browser` (session): headless Chromium from /usr/bin/chromium (never `playwright install`).
 - `new_page(device="desktop")` (function): opens fresh pages, each in its own context, at a size
-  of `DEVICES` (a desktop, or a phone with touch events); their console errors fail the test.
+  of `DEVICES` (a desktop, or a phone with touch events), in the browser `locale` "en-US" or
+  another one asked for ("es-ES"); their console errors fail the test.
 - `page` (function): one such page at the desktop size.
 - `shot(page, name)`: saves a screenshot under artifacts/browser/.
 
@@ -150,8 +151,14 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_page(device: str = "desktop", *, bypass_csp: bool = False) -> Any:
-        context = browser.new_context(**DEVICES[device], bypass_csp=bypass_csp)
+    def open_page(
+        device: str = "desktop", *, bypass_csp: bool = False, locale: str | None = None
+    ) -> Any:
+        # The browser's language (navigator.languages, Accept-Language): English unless asked,
+        # whatever the machine's own locale, since the tests read the page's words.
+        context = browser.new_context(
+            **DEVICES[device], bypass_csp=bypass_csp, locale=locale or "en-US"
+        )
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()

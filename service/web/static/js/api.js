@@ -1,6 +1,9 @@
 // The referee's HTTP API, as the page uses it: JSON in and out, problem+json errors,
 // the seat token as a bearer token, If-Match with the version the page rendered, and one
-// Idempotency-Key per user action (reused when the request is retried).
+// Idempotency-Key per user action (reused when the request is retried), and the page's
+// language as Accept-Language, so the referee's problems and violations come in it too.
+
+import { language } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -29,7 +32,7 @@ async function parse(response) {
 
 // One request; `clock` (optional) receives [sent, received] local times for skew correction.
 export async function request(method, path, { token, body, ifMatch, key, signal, clock } = {}) {
-  const headers = { Accept: "application/json, application/problem+json" };
+  const headers = { Accept: "application/json, application/problem+json", "Accept-Language": language() };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (ifMatch !== undefined && ifMatch !== null) headers["If-Match"] = `"${ifMatch}"`;
@@ -73,6 +76,8 @@ export const api = {
   nextGame: (id, token, version, key) =>
     request("POST", `${matchPath(id)}/next-game`, { token, ifMatch: version, key }),
   hint: (id, token) => request("GET", `${matchPath(id)}/hint`, { token }),
+  leave: (id, token, key) => request("POST", `${matchPath(id)}/leave`, { token, key }),
+  rematch: (id, token, key) => request("POST", `${matchPath(id)}/rematch`, { token, key }),
   meldCheck: (sets, rules) => request("POST", "/v1/meld-check", { body: { sets, rules } }),
   streamUrl: (id, after) => `${matchPath(id)}/stream?after=${after}`,
 };

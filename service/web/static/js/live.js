@@ -7,7 +7,8 @@ import { api } from "./api.js";
 
 export const EVENT_TYPES = [
   "match_created", "first_player_draw", "game_started", "played", "drew", "draft_updated",
-  "turn_timed_out", "passed", "game_over", "match_finished",
+  "turn_timed_out", "passed", "game_over", "match_finished", "player_left", "match_canceled",
+  "rematch_created",
 ];
 
 export class Follower {
@@ -62,7 +63,7 @@ export class Follower {
       this.lastEvent = Math.max(this.lastEvent, event.version);
       this.handlers.onEvent(event);
       if (event.version > (this.knownVersion || 0)) this.handlers.onStale(event.version);
-      if (event.type === "match_finished") {
+      if (event.type === "match_finished" || event.type === "match_canceled") {
         this.finished = true;
         source.close();
         this.source = null;
@@ -87,7 +88,7 @@ export class Follower {
           await this.backfill();
           this.handlers.onView(view);
         }
-        if (view.status === "finished") {
+        if (view.status === "finished" || view.status === "canceled") {
           this.handlers.onMode("ended");
           return;
         }

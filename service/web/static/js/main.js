@@ -7,6 +7,7 @@
 //   /#m=<id>               watching a match
 
 import { api, ApiError, newKey } from "./api.js";
+import { language, onLanguageChange, setLanguage, startI18n, t } from "./i18n.js";
 import { Countdown, ServerClock, formatSeconds, tone, unlockAudio } from "./clock.js";
 import { enableDrag } from "./drag.js";
 import { Follower } from "./live.js";
@@ -41,6 +42,8 @@ const state = {
   refetching: false,
   refetchAgain: false,
   pollExpiry: null,
+  leftSeat: null, // the seat this page's player left (the view no longer names it)
+  watchingRematch: false,
   focusKey: null, // the element to focus after the next render (the tile or target acted on)
   lastInput: "pointer", // "keyboard" or "pointer": keyboard focus may scroll the page
 };
@@ -59,6 +62,8 @@ function route() {
 }
 
 window.addEventListener("hashchange", () => location.reload());
+await startI18n();
+wireLanguageSwitch();
 document.addEventListener("keydown", () => { state.lastInput = "keyboard"; }, true);
 document.addEventListener("pointerdown", () => { state.lastInput = "pointer"; }, true);
 document.addEventListener("pointerdown", unlockAudio, { once: true });
@@ -66,15 +71,41 @@ document.addEventListener("keydown", unlockAudio, { once: true });
 route();
 
 // ---------------------------------------------------------------------------------------
+// Language: the switch in the top bar, and redrawing what JavaScript wrote
+
+function wireLanguageSwitch() {
+  const select = $("#language");
+  select.value = language();
+  select.addEventListener("change", () => setLanguage(select.value));
+  onLanguageChange((code) => {
+    select.value = code;
+    if (!$("#lobby").hidden) {
+      document.title = t("lobby.page_title");
+      numberPlayerRows();
+      describeMatchLength();
+    }
+    // A message the referee wrote is in the old language: it goes (the next one comes in the new).
+    $("#create-error").hidden = true;
+    if (state.view) {
+      hideProblem();
+      render();
+      redrawLog();
+      setupInvite({ open: false });
+      showLeftBanner();
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------
 // Lobby
 
 function startLobby() {
   $("#lobby").hidden = false;
-  document.title = "Rummikub Referee · New match";
-  addPlayerRow("You", false);
-  addPlayerRow("Bot", true);
-  $("#add-human").addEventListener("click", () => addPlayerRow(`Player ${rows().length + 1}`, false));
-  $("#add-bot").addEventListener("click", () => addPlayerRow(`Bot ${rows().filter((r) => r.bot).length + 1}`, true));
+  document.title = t("lobby.page_title");
+  addPlayerRow(t("lobby.default_you"), false);
+  addPlayerRow(t("lobby.default_bot"), true);
+  $("#add-human").addEventListener("click", () => addPlayerRow(t("lobby.default_player", { n: rows().length + 1 }), false));
+  $("#add-bot").addEventListener("click", () => addPlayerRow(t("lobby.default_bot_n", { n: rows().filter((r) => r.bot).length + 1 }), true));
   $("#create-form").addEventListener("submit", createMatch);
   $("#create-form").addEventListener("input", describeMatchLength);
   $("#create-form").addEventListener("change", describeMatchLength);
@@ -99,10 +130,11 @@ function numberPlayerRows() {
   const list = $("#player-rows");
   [...list.children].forEach((li, i) => {
     const n = i + 1;
-    li.querySelector("input[type=text]").setAttribute("aria-label", `Name of player ${n}`);
-    li.querySelector("input[type=checkbox]").setAttribute("aria-label", `Player ${n} is a bot`);
+    li.querySelector("input[type=text]").setAttribute("aria-label", t("lobby.row_name", { n }));
+    li.querySelector("input[type=checkbox]").setAttribute("aria-label", t("lobby.row_bot", { n }));
     const remove = li.querySelector(".remove");
-    remove.setAttribute("aria-label", `Remove player ${n}`);
+    remove.setAttribute("aria-label", t("lobby.row_remove", { n }));
+    li.querySelector(".bot-text").textContent = t("lobby.row_bot_toggle");
     remove.disabled = list.children.length <= 2;
   });
   $("#add-human").disabled = list.children.length >= 6;
@@ -115,7 +147,7 @@ function addPlayerRow(name, bot) {
   const li = document.createElement("li");
   li.innerHTML = `
     <input type="text" maxlength="40" required autocomplete="off">
-    <label class="bot-toggle"><input type="checkbox"> Bot</label>
+    <label class="bot-toggle"><input type="checkbox"> <span class="bot-text"></span></label>
     <button type="button" class="remove">×</button>`;
   li.querySelector("input[type=text]").value = name;
   li.querySelector("input[type=checkbox]").checked = bot;
@@ -155,11 +187,15 @@ function describeMatchLength() {
   const target = form.elements.target_score.value.trim();
   const tileSet = form.elements.tile_set;
   if (players > 4 && tileSet.value !== "xp") tileSet.value = "xp";
-  let text = `${games} ${games === 1 ? "game" : "games"}: ${rounds} ${rounds === 1 ? "round" : "rounds"} × ${players} players, one game per player in each round, each player starting one in turn.`;
-  if (target) text += ` It ends sooner after the game in which a total reaches ${target} points.`;
-  if (players > 4) text += " Five or six players need the XP set.";
-  $("#games-note").textContent = text;
-  $("#games-summary").textContent = target ? `up to ${games} games` : `${games} ${games === 1 ? "game" : "games"}`;
+  const parts = [t("lobby.games_note", {
+    games: t("lobby.games", { count: games }),
+    rounds: t("lobby.rounds", { count: rounds }),
+    players,
+  })];
+  if (target) parts.push(t("lobby.games_note_target", { target }));
+  if (players > 4) parts.push(t("lobby.games_note_xp"));
+  $("#games-note").textContent = parts.join(" ");
+  $("#games-summary").textContent = target ? t("lobby.games_up_to", { count: games }) : t("lobby.games", { count: games });
 }
 
 async function createMatch(event) {
@@ -167,7 +203,7 @@ async function createMatch(event) {
   const form = event.target;
   const errorBox = $("#create-error");
   errorBox.hidden = true;
-  const players = rows().map((row) => (row.bot ? { name: row.name || "Bot", bot: true } : { name: row.name }));
+  const players = rows().map((row) => (row.bot ? { name: row.name || t("lobby.default_bot"), bot: true } : { name: row.name }));
   const body = { players, rules: chosenRules(form) };
   $("#create-button").disabled = true;
   try {
@@ -190,6 +226,7 @@ async function createMatch(event) {
 async function startGame(matchId, token) {
   state.matchId = matchId;
   state.token = token;
+  state.leftSeat = rememberedLeave(matchId, token);
   $("#game").hidden = false;
   document.body.classList.add("in-game");
   if (!token) document.body.classList.add("spectator");
@@ -251,11 +288,27 @@ function wireGame() {
   $("#result-close").addEventListener("click", () => $("#result-dialog").close());
   $("#invite-close").addEventListener("click", () => $("#invite-dialog").close());
   $("#invite-button").addEventListener("click", () => $("#invite-dialog").showModal());
+  $("#leave-button").addEventListener("click", () => $("#leave-dialog").showModal());
+  $("#leave-cancel").addEventListener("click", () => $("#leave-dialog").close());
+  $("#leave-confirm").addEventListener("click", leave);
+  $("#rematch-button").addEventListener("click", rematch);
 }
 
 function me() {
   const view = state.view;
   return view && view.seat !== undefined ? view.players[view.seat] : null;
+}
+
+// This page's seat: the view's, or the one its player left (a left seat sees the public view).
+function mySeat() {
+  const view = state.view;
+  if (view && view.seat !== undefined) return view.seat;
+  return state.leftSeat;
+}
+
+// A seat token whose view names no seat belongs to a seat that left.
+function hasLeft() {
+  return Boolean(state.token && state.view && state.view.seat === undefined);
 }
 
 function isMyTurn() {
@@ -265,8 +318,8 @@ function isMyTurn() {
 
 function nameOf(seat) {
   const player = state.view?.players[seat];
-  if (!player) return `seat ${seat}`;
-  return seat === state.view.seat ? `${player.name} (you)` : player.name;
+  if (!player) return t("player.seat", { seat });
+  return seat === mySeat() ? t("player.you", { name: player.name }) : player.name;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -320,6 +373,7 @@ function render() {
   renderMeld();
   renderSelection();
   renderResult();
+  renderLeave();
   restoreFocus(focused);
   const turnKey = `${view.game_number}:${view.current_seat}:${view.turn_started}`;
   state.countdown.set(view.status === "playing" ? view.turn_deadline : null, turnKey);
@@ -344,20 +398,22 @@ function syncWork() {
 function renderHeader() {
   const view = state.view;
   // A round is one game per player (000): "1 round" with two players is "Game 1 of 2".
-  const games = view.games_total > 1 ? `Game ${view.game_number} of ${view.games_total}` : `Game ${view.game_number}`;
+  const games = view.games_total > 1
+    ? t("header.game_of", { n: view.game_number, total: view.games_total })
+    : t("header.game", { n: view.game_number });
   const round = Math.ceil(view.game_number / view.players.length);
   $("#match-info").innerHTML = "";
-  const parts = [games, `Round ${round} of ${view.rounds}`];
+  const parts = [games, t("header.round_of", { n: round, total: view.rounds })];
   const target = view.rules.target_score;
-  if (target) parts.push(`to ${target} ${target === 1 ? "point" : "points"}`);
-  parts.push(`Pool: ${view.pool_count} ${view.pool_count === 1 ? "tile" : "tiles"}`);
-  if (!state.token) parts.push("Watching");
+  if (target) parts.push(t("header.target", { count: target }));
+  parts.push(t("header.pool", { count: view.pool_count }));
+  if (!state.token || view.seat === undefined) parts.push(t("header.watching"));
   for (const text of parts) {
     const span = document.createElement("span");
     span.textContent = text;
     $("#match-info").append(span);
   }
-  document.title = isMyTurn() ? "● Your turn · Rummikub Referee" : "Rummikub Referee";
+  document.title = isMyTurn() ? t("header.title_your_turn") : t("app.title");
 }
 
 function renderPlayers() {
@@ -374,27 +430,35 @@ function renderPlayers() {
     chip.dataset.seat = String(player.seat);
     const label = [
       nameOf(player.seat),
-      player.bot ? "bot" : null,
-      `${player.rack_count} tiles`,
-      player.melded ? "has melded" : "has not melded",
-      `score ${player.score}`,
-      current ? "to play" : null,
+      player.left ? t("player.left") : player.bot ? t("player.bot") : null,
+      t("player.tiles", { count: player.rack_count }),
+      player.melded ? t("player.has_melded") : t("player.has_not_melded"),
+      t("player.score_label", { score: player.score }),
+      current ? t("player.to_play") : null,
     ].filter(Boolean).join(", ");
     chip.setAttribute("aria-label", label);
     chip.innerHTML = `
       <div class="player-name"></div>
       <div class="player-stats">
-        <span class="count" title="Tiles on the rack"><span class="mini-tile" aria-hidden="true"></span></span>
-        <span class="melded" title="Initial meld"></span>
-        <span class="score" title="Match score"></span>
+        <span class="count"><span class="mini-tile" aria-hidden="true"></span></span>
+        <span class="melded"></span>
+        <span class="score"></span>
       </div>`;
     const name = chip.querySelector(".player-name");
     name.textContent = nameOf(player.seat);
-    if (player.bot) name.insertAdjacentHTML("beforeend", ' <span class="tag">bot</span>');
+    chip.querySelector(".count").title = t("player.count_title");
+    chip.querySelector(".melded").title = t("player.melded_title");
+    chip.querySelector(".score").title = t("player.score_title");
+    if (player.bot) {
+      const tag = document.createElement("span");
+      tag.className = player.left ? "tag left" : "tag";
+      tag.textContent = player.left ? t("player.left_tag") : t("player.bot");
+      name.append(" ", tag);
+    }
     chip.querySelector(".count").append(String(player.rack_count));
-    chip.querySelector(".melded").textContent = player.melded ? "melded" : "not melded";
+    chip.querySelector(".melded").textContent = player.melded ? t("player.melded") : t("player.not_melded");
     chip.querySelector(".melded").classList.toggle("yes", player.melded);
-    chip.querySelector(".score").textContent = `${player.score >= 0 && player.score ? "+" : ""}${player.score} pts`;
+    chip.querySelector(".score").textContent = t("player.points", { score: `${player.score >= 0 && player.score ? "+" : ""}${player.score}` });
     box.append(chip);
   }
 }
@@ -407,16 +471,22 @@ function renderTurn() {
     if (isMyTurn()) {
       text.classList.add("mine");
       text.textContent = me().melded
-        ? "Your turn: build on the table, then Play, or Draw."
-        : `Your turn: lay at least ${view.rules.initial_meld_points} points from your rack in new sets, or Draw.`;
+        ? t("turn.yours")
+        : t("turn.yours_meld", { points: view.rules.initial_meld_points });
     } else {
       const player = view.players[view.current_seat];
-      text.textContent = player.bot ? `${player.name} (bot) is thinking…` : `${nameOf(view.current_seat)} is playing…`;
+      text.textContent = player.bot
+        ? t("turn.bot_thinking", { name: player.name })
+        : t("turn.playing", { name: nameOf(view.current_seat) });
     }
   } else if (view.status === "game_over") {
-    text.textContent = `Game ${view.game_number} is over.`;
+    text.textContent = t("turn.game_over", { n: view.game_number });
+  } else if (view.status === "canceled") {
+    text.textContent = t("turn.canceled");
+  } else if (view.winner === null || view.winner === undefined) {
+    text.textContent = t("turn.abandoned");
   } else {
-    text.textContent = `The match is over: ${nameOf(view.winner)} wins.`;
+    text.textContent = t("turn.match_over", { name: nameOf(view.winner) });
   }
 }
 
@@ -427,7 +497,7 @@ function showClock(remaining) {
     return;
   }
   clock.hidden = false;
-  clock.textContent = remaining > 0 ? formatSeconds(remaining) : "Time!";
+  clock.textContent = remaining > 0 ? formatSeconds(remaining) : t("clock.time");
   clock.classList.toggle("warn", remaining <= 10 && remaining > 0);
   clock.classList.toggle("expired", remaining <= 0);
   clock.classList.toggle("mine", isMyTurn());
@@ -441,8 +511,8 @@ function onTurnExpired() {
     tone("alert");
     const penalty = view.rules.failed_turn_penalty ?? 3;
     showNotice(state.work.changed()
-      ? `Time's up! Your draft changed the table: it goes back, and you draw ${penalty === 1 ? "a tile" : `${penalty} tiles`}.`
-      : "Time's up! You draw a tile.", "alert");
+      ? t("notice.times_up_draft", { count: penalty })
+      : t("notice.times_up"), "alert");
   }
   // The referee settles the expired turn on the next request: ask until it has.
   const version = view.version;
@@ -459,7 +529,7 @@ function onTurnExpired() {
 }
 
 function setLabel(set, index, codes) {
-  return `Set ${index + 1}: ${codes.map(describe).join(", ")}`;
+  return t("table.set_label", { n: index + 1, tiles: codes.map(describe).join(", ") });
 }
 
 function renderTable() {
@@ -476,7 +546,7 @@ function renderTable() {
     const laid = view.draft || view.table;
     const added = minus(laid.flat(), view.table.flat());
     if (view.draft && view.status === "playing") {
-      caption.textContent = `${nameOf(view.current_seat)} is working on the table (a draft: not played yet).`;
+      caption.textContent = t("table.draft_caption", { name: nameOf(view.current_seat) });
     }
     sets = laid.map((codes, s) => ({
       id: `v${s}`,
@@ -503,9 +573,9 @@ function renderTable() {
         split.className = "split";
         split.dataset.setId = set.id;
         split.dataset.index = String(i);
-        split.setAttribute("aria-label", `Split set ${index + 1} before ${describe(tile.code)}`);
+        split.setAttribute("aria-label", t("table.split_label", { n: index + 1, tile: describe(tile.code) }));
         split.dataset.focusKey = `split:${set.id}:${i}`;
-        split.title = "Split here";
+        split.title = t("game.split_here");
         el.append(split);
       }
       const button = tileElement(tile.code, {
@@ -521,14 +591,16 @@ function renderTable() {
       el.append(button);
     });
     if (mine && state.selected) {
-      el.append(placeButton(`Put the selected tile at the end of set ${index + 1}`, `place:${set.id}`));
+      el.append(placeButton(t("table.place_end", { n: index + 1 }), `place:${set.id}`));
     }
     const mark = marks.get(set.id);
     if (mark) {
       el.classList.add(mark.valid ? "valid" : "invalid");
       const note = document.createElement("div");
       note.className = "set-note";
-      note.textContent = mark.valid ? `${mark.kind} · ${mark.points}` : mark.reason;
+      note.textContent = mark.valid
+        ? t("table.set_note", { kind: mark.kind === "run" ? t("table.run") : t("table.group"), points: mark.points })
+        : mark.reason;
       note.title = note.textContent;
       el.append(note);
     }
@@ -539,15 +611,15 @@ function renderTable() {
     const zone = document.createElement("button");
     zone.type = "button";
     zone.className = "new-set";
-    zone.setAttribute("aria-label", state.selected ? "Put the selected tile in a new set" : "New set: drop a tile here");
+    zone.setAttribute("aria-label", state.selected ? t("table.place_new") : t("table.new_set_label"));
     zone.dataset.focusKey = "new-set";
-    zone.textContent = "+ New set";
+    zone.textContent = t("table.new_set");
     box.append(zone);
   }
   if (!sets.length && !mine) {
     const empty = document.createElement("p");
     empty.className = "empty";
-    empty.textContent = "The table is empty.";
+    empty.textContent = t("table.empty");
     box.append(empty);
   }
 }
@@ -599,10 +671,10 @@ function renderRack() {
   }
   const picked = mine && state.selected ? state.work.find(state.selected) : null;
   if (picked && picked.where === "set" && picked.tile.origin === "rack") {
-    rack.append(placeButton("Put the selected tile back on your rack", "place:rack"));
+    rack.append(placeButton(t("rack.place_back"), "place:rack"));
   }
   rack.classList.toggle("drop-ok", mine);
-  $("#rack-title").textContent = `Your rack · ${tiles.length} tiles`;
+  $("#rack-title").textContent = t("rack.title", { count: tiles.length });
 }
 
 function renderActions() {
@@ -693,11 +765,12 @@ function renderSelection() {
     return;
   }
   bar.hidden = false;
-  const where = found.where === "rack" ? "from your rack" : "from the table";
-  $("#selection-text").textContent = `${describe(found.tile.code)} ${where}: choose where it goes.`;
+  $("#selection-text").textContent = found.where === "rack"
+    ? t("selection.from_rack", { tile: describe(found.tile.code) })
+    : t("selection.from_table", { tile: describe(found.tile.code) });
   const split = $("#split-button");
   split.hidden = !(found.where === "set" && found.index > 0);
-  split.setAttribute("aria-label", `Split the set before the selected ${describe(found.tile.code)}`);
+  split.setAttribute("aria-label", t("selection.split_label", { tile: describe(found.tile.code) }));
 }
 
 function restoreFocus(previous) {
@@ -713,7 +786,7 @@ function restoreFocus(previous) {
 function moveTile(tileId, target) {
   if (!isMyTurn()) return;
   if (!state.work.canMove(tileId, target)) {
-    showNotice("A tile from the table stays on the table: move it to another set instead.");
+    showNotice(t("notice.table_tile_stays"));
     render();
     return;
   }
@@ -747,8 +820,8 @@ async function showHint() {
     if (!isMyTurn()) return;
     if (hint.status !== "play_found") {
       showNotice(hint.status === "no_play"
-        ? `The solver finds no play for your rack: ${state.view.pool_count ? "draw a tile" : "pass"}.`
-        : "The solver ran out of time without finding a play.");
+        ? (state.view.pool_count ? t("hint.no_play_draw") : t("hint.no_play_pass"))
+        : t("hint.timeout"));
       return;
     }
     const view = state.view;
@@ -756,7 +829,7 @@ async function showHint() {
     state.selected = null;
     workChanged();
     const placed = hint.placed.map(describe).join(", ");
-    showNotice(`Hint laid out: ${placed} (${hint.points} points). Play takes it; Undo all puts the tiles back.`);
+    showNotice(t("hint.laid_out", { tiles: placed, points: hint.points }));
     $("#play-button").focus({ preventScroll: true });
   } catch (error) {
     showProblem($("#problem"), error);
@@ -869,17 +942,20 @@ function renderMeld() {
   box.className = `meld${meets ? " meets" : ""}`;
   const percent = threshold ? Math.min(100, Math.round((points / threshold) * 100)) : 100;
   box.innerHTML = `
-    <div class="meld-text">Initial meld: <strong class="meld-points"></strong> / ${threshold} points
+    <div class="meld-text"><span class="meld-label"></span> <strong class="meld-points"></strong> / <span class="meld-of"></span>
       <span class="meld-verdict"></span></div>
-    <div class="meld-bar" role="progressbar" aria-label="Initial meld points" aria-valuemin="0"
+    <div class="meld-bar" role="progressbar" aria-valuemin="0"
          aria-valuemax="${threshold}" aria-valuenow="${points}"><span style="width:${percent}%"></span></div>`;
+  box.querySelector(".meld-label").textContent = t("meld.label");
+  box.querySelector(".meld-of").textContent = t("meld.points", { count: threshold });
+  box.querySelector(".meld-bar").setAttribute("aria-label", t("meld.bar_label"));
   box.querySelector(".meld-points").textContent = String(points);
   box.querySelector(".meld-verdict").textContent = meets
-    ? "✓ enough to meld"
+    ? t("meld.enough")
     : !allValid
-      ? "· fix the invalid sets"
+      ? t("meld.fix_invalid")
       : points < threshold
-        ? `· ${threshold - points} more needed`
+        ? t("meld.more_needed", { count: threshold - points })
         : "";
 }
 
@@ -929,15 +1005,15 @@ function afterMove(kind, answer) {
   const drawn = answer.drawn || [];
   state.fresh = drawn;
   if (kind === "draw") {
-    showNotice(drawn.length ? `You drew ${drawn.map(describe).join(", ")}.` : "You drew.");
+    showNotice(drawn.length ? t("notice.you_drew_tiles", { tiles: drawn.map(describe).join(", ") }) : t("notice.you_drew"));
   } else if (kind === "play") {
-    showNotice("Play accepted.");
+    showNotice(t("notice.play_accepted"));
   } else if (kind === "pass") {
-    showNotice("You passed.");
+    showNotice(t("notice.you_passed"));
   } else {
     state.dialogFor = null;
     $("#result-dialog").close();
-    showNotice("A new game has started.");
+    showNotice(t("notice.new_game"));
   }
   acceptView(answer.match);
 }
@@ -948,29 +1024,40 @@ function afterMove(kind, answer) {
 function renderResult() {
   const view = state.view;
   const dialog = $("#result-dialog");
-  if (view.status === "playing") {
+  if (view.status === "playing" || view.status === "canceled") {
     if (dialog.open) dialog.close();
     return;
   }
   const key = `${view.game_number}:${view.status}`;
   const outcome = view.last_outcome;
   const finished = view.status === "finished";
-  $("#result-title").textContent = finished
-    ? `Match over: ${nameOf(view.winner)} wins the match!`
-    : `Game ${view.game_number} over`;
+  const abandoned = finished && (view.winner === null || view.winner === undefined);
+  $("#result-title").textContent = !finished
+    ? t("result.game_over", { n: view.game_number })
+    : abandoned
+      ? t("result.abandoned")
+      : t("result.match_over", { name: nameOf(view.winner) });
   const body = $("#result-body");
   body.innerHTML = "";
   if (outcome) {
     const how = document.createElement("p");
     how.className = "result-how";
     how.textContent = outcome.reason === "went_out"
-      ? `${nameOf(outcome.winner)} went out and wins game ${outcome.game_number}.`
-      : `Nobody could go out: ${nameOf(outcome.winner)} has the lowest rack and wins game ${outcome.game_number}.`;
+      ? t("result.went_out", { name: nameOf(outcome.winner), n: outcome.game_number })
+      : outcome.reason === "abandoned"
+        ? t("result.game_abandoned", { n: outcome.game_number })
+        : t("result.stalemate", { name: nameOf(outcome.winner), n: outcome.game_number });
     body.append(how);
   }
   const table = document.createElement("table");
   table.className = "scores";
-  table.innerHTML = "<thead><tr><th scope=\"col\">Player</th><th scope=\"col\">This game</th><th scope=\"col\">Total</th><th scope=\"col\">Games won</th></tr></thead>";
+  const head = table.createTHead().insertRow();
+  for (const key of ["result.col_player", "result.col_game", "result.col_total", "result.col_won"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = t(key);
+    head.append(th);
+  }
   const tbody = document.createElement("tbody");
   for (const player of view.players) {
     const row = document.createElement("tr");
@@ -989,17 +1076,34 @@ function renderResult() {
   $("#next-game-button").disabled = false;
   $("#new-match-link").hidden = !finished;
   $("#result-close").hidden = false;
+  const rematchButton = $("#rematch-button");
+  rematchButton.hidden = !canRematch();
+  rematchButton.textContent = view.rematch_id ? t("result.join_rematch") : t("result.rematch");
+  rematchButton.setAttribute("aria-label", view.rematch_id ? t("result.join_rematch_label") : t("result.rematch_label"));
+  if (canRematch() && !view.rematch_id) watchForRematch();
   if (state.dialogFor !== key) {
     state.dialogFor = key;
     if (!dialog.open) dialog.showModal();
   }
   // Keep a way back to the result once the dialog is closed.
   const text = $("#turn-text");
-  if (!text.querySelector("button")) {
+  if (canRematch() && !text.querySelector(".rematch")) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "link-button rematch";
+    button.addEventListener("click", rematch);
+    text.append(" ", button);
+  }
+  const inline = text.querySelector(".rematch");
+  if (inline) {
+    inline.textContent = view.rematch_id ? t("result.join_rematch") : t("result.rematch");
+    inline.setAttribute("aria-label", inline.textContent);
+  }
+  if (!text.querySelector(".scores-link")) {
     const again = document.createElement("button");
     again.type = "button";
-    again.className = "link-button";
-    again.textContent = finished ? "Final scores" : "Scores and next game";
+    again.className = "link-button scores-link";
+    again.textContent = finished ? t("result.final_scores") : t("result.scores_next");
     again.setAttribute("aria-label", again.textContent);
     again.addEventListener("click", () => dialog.showModal());
     text.append(" ", again);
@@ -1008,6 +1112,108 @@ function renderResult() {
 
 function signed(n) {
   return n > 0 ? `+${n}` : String(n);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rematch: the first seat to ask creates it, the others join it (the same new match). Each
+// call hands this seat a fresh token for the new match, and the page moves there.
+
+function canRematch() {
+  const view = state.view;
+  return Boolean(view && view.status === "finished" && state.token && view.seat !== undefined);
+}
+
+async function rematch() {
+  const box = $("#result-problem");
+  box.hidden = true;
+  const buttons = document.querySelectorAll("#rematch-button, #turn-text .rematch");
+  buttons.forEach((b) => { b.disabled = true; });
+  try {
+    const created = await api.rematch(state.matchId, state.token, newKey());
+    const seat = created.seats.find((s) => s.token) || created.seats[0];
+    location.hash = `m=${encodeURIComponent(created.id)}&t=${encodeURIComponent(seat.token)}`;
+  } catch (error) {
+    if (!$("#result-dialog").open) $("#result-dialog").showModal();
+    showProblem(box, error);
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+}
+
+// The live stream ends with match_finished, so a rematch another seat asks for later
+// (event rematch_created, the view's rematch_id) is watched for by long-polling the view.
+async function watchForRematch() {
+  if (state.watchingRematch) return;
+  state.watchingRematch = true;
+  while (state.view && !state.view.rematch_id) {
+    try {
+      const view = await api.getMatch(state.matchId, state.token, { waitVersion: state.view.version });
+      if (view.version > state.view.version) {
+        if (view.rematch_id) showNotice(t("notice.rematch_ready"));
+        acceptView(view);
+      }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Leaving: for good, a bot takes the seat (after a confirmation in #leave-dialog).
+
+function leaveKey(matchId) {
+  return `rummikub:left:${matchId}`;
+}
+
+function rememberedLeave(matchId, token) {
+  try {
+    const stored = JSON.parse(localStorage.getItem(leaveKey(matchId)) || "null");
+    return stored && stored.token === token ? stored.seat : null;
+  } catch {
+    return null;
+  }
+}
+
+async function leave() {
+  const confirm = $("#leave-confirm");
+  confirm.disabled = true;
+  const seat = state.view.seat;
+  try {
+    clearTimeout(state.draftTimer);
+    const answer = await enqueue(() => api.leave(state.matchId, state.token, newKey()));
+    state.leftSeat = seat;
+    try {
+      localStorage.setItem(leaveKey(state.matchId), JSON.stringify({ token: state.token, seat }));
+    } catch {
+      /* the banner still shows: the view names no seat now */
+    }
+    $("#leave-dialog").close();
+    hideProblem();
+    acceptView(answer.match);
+  } catch (error) {
+    $("#leave-dialog").close();
+    showProblem($("#problem"), error);
+  } finally {
+    confirm.disabled = false;
+  }
+}
+
+function renderLeave() {
+  const view = state.view;
+  const seated = Boolean(state.token && view.seat !== undefined);
+  $("#leave-button").hidden = !seated || !["playing", "game_over"].includes(view.status);
+  document.body.classList.toggle("left-seat", hasLeft());
+  showLeftBanner();
+}
+
+function showLeftBanner() {
+  const banner = $("#left-banner");
+  banner.hidden = !hasLeft();
+  if (banner.hidden) return;
+  const seat = mySeat();
+  const player = seat !== null && seat !== undefined ? state.view.players[seat] : null;
+  banner.textContent = player
+    ? t("leave.done_named", { name: player.name })
+    : t("leave.done");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1021,7 +1227,7 @@ function showProblem(box, error) {
   list.className = "violations";
   if (error instanceof ApiError) {
     const violations = error.violations;
-    title.textContent = violations.length ? "The referee refused this play:" : error.message;
+    title.textContent = violations.length ? t("problem.refused") : error.message;
     for (const violation of violations) {
       const item = document.createElement("li");
       item.textContent = violation.message;
@@ -1035,7 +1241,7 @@ function showProblem(box, error) {
     }
     state.problemSets = new Set(violations.map((v) => v.set_index).filter((i) => Number.isInteger(i)));
   } else {
-    title.textContent = "The referee cannot be reached. Check your connection and try again.";
+    title.textContent = t("problem.unreachable");
   }
   box.append(title);
   if (list.children.length) box.append(list);
@@ -1065,13 +1271,14 @@ function showConnection(mode) {
   const conn = $("#conn");
   conn.hidden = false;
   conn.dataset.mode = mode;
-  conn.textContent = { live: "live", reconnecting: "reconnecting…", polling: "polling", ended: "ended" }[mode] || mode;
-  conn.title = {
-    live: "Following the match live (Server-Sent Events)",
-    reconnecting: "The live stream dropped: reconnecting",
-    polling: "Following the match by long-polling",
-    ended: "The match is over",
-  }[mode] || "";
+  const texts = {
+    live: ["conn.live", "conn.live_title"],
+    reconnecting: ["conn.reconnecting", "conn.reconnecting_title"],
+    polling: ["conn.polling", "conn.polling_title"],
+    ended: ["conn.ended", "conn.ended_title"],
+  }[mode];
+  conn.textContent = texts ? t(texts[0]) : mode;
+  conn.title = texts ? t(texts[1]) : "";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1082,6 +1289,16 @@ function addToLog(event) {
   state.log.push(event);
   state.log.sort((a, b) => a.version - b.version);
   if (state.log.length > 60) state.log.shift();
+  logItem(event);
+}
+
+// After a language switch: every entry again, in the new language.
+function redrawLog() {
+  $("#log").innerHTML = "";
+  for (const event of state.log) logItem(event);
+}
+
+function logItem(event) {
   const text = describeEvent(event);
   if (!text) return;
   const list = $("#log");
@@ -1090,7 +1307,7 @@ function addToLog(event) {
   item.dataset.version = String(event.version);
   item.textContent = text;
   const time = document.createElement("time");
-  time.textContent = new Date(event.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  time.textContent = new Date(event.at * 1000).toLocaleTimeString(language(), { hour: "2-digit", minute: "2-digit", second: "2-digit" });
   item.prepend(time, " ");
   // Newest first.
   const after = [...list.children].find((li) => Number(li.dataset.version) < event.version);
@@ -1103,26 +1320,38 @@ function describeEvent(event) {
   const who = event.seat === null || event.seat === undefined ? "" : nameOf(event.seat);
   switch (event.type) {
     case "match_created":
-      return "The match was created.";
+      return t("log.match_created");
     case "first_player_draw":
-      return `Draw for the first player: ${nameOf(d.first_seat)} starts.`;
+      return t("log.first_player_draw", { name: nameOf(d.first_seat) });
     case "game_started":
-      return `Game ${d.game_number} dealt; ${nameOf(d.first_seat)} plays first.`;
+      return t("log.game_started", { n: d.game_number, name: nameOf(d.first_seat) });
     case "played":
-      return `${who} played ${(d.added || []).join(" ")}${d.went_out ? " and went out!" : "."}`;
+      return t(d.went_out ? "log.played_out" : "log.played", { name: who, tiles: (d.added || []).join(" ") });
     case "drew":
-      return `${who} drew ${d.count === 1 ? "a tile" : `${d.count} tiles`}.`;
+      return t("log.drew", { name: who, count: d.count });
     case "turn_timed_out":
       return d.reverted
-        ? `${who} ran out of time: the draft goes back, penalty ${d.penalty} tiles.`
-        : `${who} ran out of time.`;
+        ? t("log.timed_out_penalty", { name: who, count: d.penalty })
+        : t("log.timed_out", { name: who });
     case "passed":
-      return `${who} passed${d.timed_out ? " (time ran out)" : ""}.`;
+      return t(d.timed_out ? "log.passed_timed_out" : "log.passed", { name: who });
     case "game_over":
-      return `Game ${d.game_number} over: ${nameOf(d.winner)} wins it.`;
+      return d.winner === null || d.winner === undefined
+        ? t("log.game_abandoned", { n: d.game_number })
+        : t("log.game_over", { n: d.game_number, name: nameOf(d.winner) });
     case "match_finished":
-      return `The match is over: ${nameOf(d.winner)} wins.`;
+      return d.winner === null || d.winner === undefined
+        ? t("log.match_abandoned")
+        : t("log.match_finished", { name: nameOf(d.winner) });
+    case "player_left":
+      return t("log.player_left", { name: who });
+    case "rematch_created":
+      return t("log.rematch_created");
+    case "match_canceled":
+      return t("log.match_canceled");
     case "draft_updated":
+    case "tokens_reissued":
+    case "clock_advanced":
       return null;
     default:
       return event.type.replace(/_/g, " ");
@@ -1132,7 +1361,7 @@ function describeEvent(event) {
 // ---------------------------------------------------------------------------------------
 // Seat links
 
-function setupInvite() {
+function setupInvite({ open = true } = {}) {
   const raw = sessionStorage.getItem(`rummikub:seats:${state.matchId}`);
   if (!raw) return;
   const seats = JSON.parse(raw);
@@ -1147,17 +1376,17 @@ function setupInvite() {
     head.append(name);
     item.append(head);
     if (seat.bot) {
-      head.append(" — a bot: it plays by itself.");
+      head.append(` ${t("invite.bot")}`);
     } else {
       const link = `${base}#m=${encodeURIComponent(state.matchId)}&t=${encodeURIComponent(seat.token)}`;
       const input = document.createElement("input");
       input.readOnly = true;
       input.value = link;
-      input.setAttribute("aria-label", `Seat link for ${seat.name}`);
+      input.setAttribute("aria-label", t("invite.link_for", { name: seat.name }));
       const copy = document.createElement("button");
       copy.type = "button";
-      copy.textContent = "Copy";
-      copy.setAttribute("aria-label", `Copy the seat link for ${seat.name}`);
+      copy.textContent = t("invite.copy");
+      copy.setAttribute("aria-label", t("invite.copy_label", { name: seat.name }));
       copy.addEventListener("click", async () => {
         input.select();
         try {
@@ -1165,23 +1394,27 @@ function setupInvite() {
         } catch {
           document.execCommand?.("copy");
         }
-        copy.textContent = "Copied";
+        copy.textContent = t("invite.copied");
       });
-      if (seat.token === state.token) head.append(" (you)");
+      if (seat.token === state.token) head.append(` ${t("invite.you")}`);
       item.append(input, copy);
     }
     list.append(item);
   }
   const watch = document.createElement("li");
-  watch.innerHTML = "<div><strong>Spectators</strong> (no token: they only watch)</div>";
+  const watchHead = document.createElement("div");
+  const watchName = document.createElement("strong");
+  watchName.textContent = t("invite.spectators");
+  watchHead.append(watchName, ` ${t("invite.spectators_note")}`);
+  watch.append(watchHead);
   const input = document.createElement("input");
   input.readOnly = true;
   input.value = `${base}#m=${encodeURIComponent(state.matchId)}`;
-  input.setAttribute("aria-label", "Link for spectators");
+  input.setAttribute("aria-label", t("invite.spectators_link"));
   watch.append(input);
   list.append(watch);
   $("#invite-button").hidden = false;
-  if (sessionStorage.getItem(`rummikub:invite:${state.matchId}`)) {
+  if (open && sessionStorage.getItem(`rummikub:invite:${state.matchId}`)) {
     sessionStorage.removeItem(`rummikub:invite:${state.matchId}`);
     $("#invite-dialog").showModal();
   }

@@ -1,11 +1,16 @@
 // Tiles as the page shows them. Codes are the referee's: R7, B13, K1, O10, J.
 
-export const COLOURS = { R: "red", B: "blue", K: "black", O: "orange" };
+import { t } from "./i18n.js";
+
+// Catalogue keys of the colour names.
+export const COLOURS = { R: "tile.red", B: "tile.blue", K: "tile.black", O: "tile.orange" };
 const COLOUR_ORDER = { K: 0, B: 1, O: 2, R: 3, J: 4 };
 
+// A tile's name in the page's language: "red 7", "joker".
 export function describe(code) {
-  if (code === "J") return "joker";
-  return `${COLOURS[code[0]] || code[0]} ${code.slice(1)}`;
+  if (code === "J") return t("tile.joker");
+  const colour = COLOURS[code[0]] ? t(COLOURS[code[0]]) : code[0];
+  return t("tile.numbered", { colour, number: code.slice(1) });
 }
 
 export function colourOf(code) {

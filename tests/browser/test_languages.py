@@ -1,0 +1,155 @@
+"""The web table follows the browser's language (English, Spanish or Swedish), has a switch that
+persists, and asks the referee for its messages in the same language (Accept-Language)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import Server, shot
+from tests.browser.table import Table
+from tests.browser.test_accessibility import serious_violations
+from tests.browser.test_phone import assert_fits_the_screen, assert_targets_take_a_finger
+
+SETUP = {
+    "racks": [["R10", "R11", "R12", "B3", "B4", "B5", "J"], ["K1", "K2", "O7"]],
+    "pool": ["O1", "B10", "B11", "B12"],
+    "table": [["B7", "B8", "B9"]],
+    "melded": [False, True],
+    "first_seat": 0,
+}
+REFUSED_TABLE = [["B7", "B8", "B9"], ["R10", "R11"]]  # two tiles, 21 points: refused twice over
+
+
+def a_match(server: Server) -> dict[str, Any]:
+    return server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bot", "bot": True}],
+            "rules": {"turn_seconds": 0},
+            "setup": SETUP,
+        }
+    )
+
+
+def referee_says(server: Server, language: str) -> list[str]:
+    """The violations the referee answers, in ``language``, to the play the page will try
+    (on a twin match with the same deal)."""
+    created = a_match(server)
+    status, problem = server.api(
+        "POST",
+        f"/v1/matches/{created['id']}/play",
+        {"table": REFUSED_TABLE},
+        token=created["seats"][0]["token"],
+        headers={"Accept-Language": language, "If-Match": f'"{created["match"]["version"]}"'},
+    )
+    assert status == 422, problem
+    messages = [violation["message"] for violation in problem["violations"]]
+    assert messages
+    return messages
+
+
+def try_the_refused_play(page: Any) -> Any:
+    table = Table(page)
+    table.rack_tile("R10").click()
+    page.locator("#table-sets .new-set").click()
+    table.rack_tile("R11").click()
+    page.locator("#table-sets .set").nth(1).locator(".place").click()
+    assert table.table_codes() == REFUSED_TABLE
+    page.locator("#play-button").click()
+    problem = page.locator("#problem")
+    expect(problem).to_be_visible()
+    return problem
+
+
+@pytest.mark.parametrize(
+    ("locale", "language", "heading"),
+    [("es-ES", "es", "Nueva partida"), ("sv-SE", "sv", "Nytt parti"), ("fr-FR", "en", "New match")],
+)
+def test_the_lobby_follows_the_browsers_language(
+    new_page: Callable[..., Any], server: Server, locale: str, language: str, heading: str
+) -> None:
+    page = new_page("phone", locale=locale, bypass_csp=True)
+    page.goto(server.url + "/")
+    expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+    assert page.evaluate("document.documentElement.lang") == language
+    assert page.locator("#language").input_value() == language
+    for group in page.locator("#create-form details.rule-group").all():
+        group.evaluate("details => { details.open = true; }")
+    assert_fits_the_screen(page, "phone")
+    assert_targets_take_a_finger(page)
+    found = serious_violations(page)
+    assert found == [], "\n".join(f"{v['id']}: {n}" for v in found for n in v["nodes"])
+    shot(page, f"phone-lobby-{language}")
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_a_spanish_browser_plays_in_spanish_and_switches_to_swedish_for_good(
+    new_page: Callable[..., Any], server: Server, device: str
+) -> None:
+    spanish, swedish, english = (referee_says(server, code) for code in ("es", "sv", "en"))
+    assert spanish != english and swedish != english
+
+    created = a_match(server)
+    page = new_page(device, locale="es-ES")
+    page.goto(server.seat_url(created["id"], created["seats"][0]["token"]))
+    assert page.evaluate("navigator.languages")[0] == "es-ES"
+    turn = page.locator("#turn-text")
+    expect(turn).to_contain_text("Tu turno")
+    assert page.evaluate("document.documentElement.lang") == "es"
+    expect(page.locator("#match-info")).to_contain_text("Juego 1 de 2")
+    expect(page.get_by_role("button", name="Enviar tu jugada")).to_be_visible()
+
+    # A refused play: the page's words and the referee's, both in Spanish.
+    problem = try_the_refused_play(page)
+    expect(problem).to_contain_text("El árbitro ha rechazado esta jugada")
+    expect(problem.locator("li")).to_have_text(spanish)
+    if device != "desktop":
+        assert_fits_the_screen(page, device)
+        assert_targets_take_a_finger(page)
+    shot(page, f"{device}-table-es")
+
+    # The switch: Swedish at once, the referee's words too (the same play, pressed again).
+    page.locator("#language").select_option("sv")
+    expect(turn).to_contain_text("Din tur")
+    assert page.evaluate("document.documentElement.lang") == "sv"
+    expect(problem).to_be_hidden()  # the Spanish message went with the Spanish page
+    assert Table(page).table_codes() == REFUSED_TABLE  # a refused play changes nothing
+    page.get_by_role("button", name="Skicka ditt drag").click()
+    expect(problem).to_contain_text("Domaren avvisade draget")
+    expect(problem.locator("li")).to_have_text(swedish)
+    if device != "desktop":
+        assert_fits_the_screen(page, device)
+        assert_targets_take_a_finger(page)
+    shot(page, f"{device}-table-sv")
+
+    # And after a reload.
+    page.reload()
+    expect(turn).to_contain_text("Din tur")
+    assert page.evaluate("document.documentElement.lang") == "sv"
+    assert page.locator("#language").input_value() == "sv"
+    assert page.evaluate("localStorage.getItem('rummikub:lang')") == "sv"
+    expect(page.locator("#match-info")).to_contain_text("Spel 1 av 2")
+    expect(page.get_by_role("button", name="Skicka ditt drag")).to_be_visible()
+
+    # A page opened later in the same browser keeps the choice over the browser's language.
+    again = page.context.new_page()
+    again.goto(server.url + "/")
+    expect(again.get_by_role("heading", level=1)).to_have_text("Nytt parti")
+    again.locator("#language").select_option("en")
+    expect(again.get_by_role("heading", level=1)).to_have_text("New match")
+    assert again.evaluate("document.documentElement.lang") == "en"
+
+
+def test_the_docs_page_follows_the_language_and_keeps_the_contract_in_english(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    page = new_page(locale="sv-SE")
+    page.goto(server.url + "/docs")
+    expect(page.locator(".docs-bar")).to_contain_text("HTTP-API · återgiven från")
+    page.locator(".opblock").first.wait_for()
+    assert page.evaluate("document.documentElement.lang") == "sv"
+    assert page.title() == "Rummikub Referee · API-dokumentation"
+    assert page.locator("#swagger-ui").get_attribute("lang") == "en"
