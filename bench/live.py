@@ -1,11 +1,14 @@
 """Benchmark: live connections (event streams, half-sent requests) against the real service.
 
 Run as ``python bench/live.py`` (``make bench`` runs it); ``--streams`` (default 5000),
-``--seconds`` (of each write measurement, default 10) and ``--worker-class`` (default: the
-one deploy/gunicorn.conf.py picks) change the load, ``--strict`` exits 1 when a target is
-missed. It starts its own Redis and gunicorn (``deploy/gunicorn.conf.py``, test mode, 2
-workers) on free ports of 127.0.0.1, and its own load generator: this process, on asyncio,
-with raw sockets (no client library), bounded in connections and time. Two parts:
+``--seconds`` (of each write measurement, default 30: 300 writes, so that the p99 is not just
+the slowest one) and ``--worker-class`` (default: the one deploy/gunicorn.conf.py picks) change
+the load, ``--strict`` exits 1 when a target is missed. ``--profile DIR`` samples the workers
+with py-spy (when installed) while the writes are timed with the streams open, and
+``--gunicorn-conf`` runs another (say, instrumented) gunicorn config. It starts its own Redis
+and gunicorn (``deploy/gunicorn.conf.py``, test mode, 2 workers) on free ports of 127.0.0.1,
+and its own load generator: this process, on asyncio, with raw sockets (no client library),
+bounded in connections and time. Two parts:
 
 1. **Many streams** (``MAX_STREAMS_PER_ADDRESS=0``, the per-address cap off): draft writes
    (``PUT .../draft``, paced at :data:`WRITE_RATE` a second over :data:`MATCHES` matches: a
@@ -71,12 +74,18 @@ WORKERS = 2
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=TARGET_STREAMS)
-    parser.add_argument("--seconds", type=float, default=10.0, help="of each write measurement")
+    parser.add_argument("--seconds", type=float, default=30.0, help="of each write measurement")
     parser.add_argument("--worker-class", default="", help="gunicorn worker class to measure")
     parser.add_argument("--threads", type=int, default=64, help="threads (gthread only)")
     parser.add_argument("--skip-flood", action="store_true", help="measure part 1 only")
     parser.add_argument("--skip-many", action="store_true", help="measure part 2 only")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--gunicorn-conf", default="", help="another gunicorn config (an instrumented copy)"
+    )
+    parser.add_argument(
+        "--profile", type=Path, help="folder for py-spy profiles of the workers (part 1, loaded)"
+    )
     args = parser.parse_args()
     raise_open_files_limit(2 * args.streams + 2 * FLOOD + 1000)
 
@@ -89,7 +98,7 @@ def main() -> int:
         common = {"GUNICORN_WORKER_CLASS": args.worker_class, "GUNICORN_THREADS": str(args.threads)}
 
         server = Server(redis_server.url, folder / "many.log", {**common,
-                        "MAX_STREAMS_PER_ADDRESS": "0"})  # fmt: skip
+                        "MAX_STREAMS_PER_ADDRESS": "0"}, args.gunicorn_conf)  # fmt: skip
         stack.callback(server.stop)
         if not args.skip_many:
             server.start()
@@ -99,11 +108,11 @@ def main() -> int:
                 f" {MATCHES} matches, drafts at {WRITE_RATE:.0f}/s for {args.seconds:.0f} s",
                 flush=True,
             )
-            missed += many_streams(server, redis_server, args.streams, args.seconds)
+            missed += many_streams(server, redis_server, args.streams, args.seconds, args.profile)
             server.stop()
 
         if not args.skip_flood:
-            flood = Server(redis_server.url, folder / "flood.log", common)
+            flood = Server(redis_server.url, folder / "flood.log", common, args.gunicorn_conf)
             stack.callback(flood.stop)
             flood.start()
             print(f"part 2: gunicorn with default settings on :{flood.port}", flush=True)
@@ -118,7 +127,11 @@ def main() -> int:
 
 
 def many_streams(
-    server: Server, redis_server: RedisProcess, streams: int, seconds: float
+    server: Server,
+    redis_server: RedisProcess,
+    streams: int,
+    seconds: float,
+    profile: Path | None = None,
 ) -> list[str]:
     """Part 1. The streams are held by :data:`HOLDERS` processes of their own, so that reading
     them does not slow this process's event loop, which times the writes."""
@@ -148,9 +161,19 @@ def many_streams(
         readers = sum(1 for c in admin.client_list() if c.get("name", "").startswith("sse:"))
         redis_clients = len(admin.client_list())
 
+    spies = start_profiles(server.worker_pids(), seconds, profile) if profile else []
+    holder_pids = [holder.pid for holder in holders if holder.pid is not None]
     cpu_before, wall_before = server.workers_cpu(), time.monotonic()
+    holders_before = cpu_seconds(holder_pids)
+    window = time.time()
     loaded = asyncio.run(Writer(server.port, matches).run(seconds))
-    busy = (server.workers_cpu() - cpu_before) / (time.monotonic() - wall_before)
+    if server.conf != "deploy/gunicorn.conf.py":  # an instrumented config: say when to look
+        print(f"  (writes timed with the streams open from {window:.1f} to {time.time():.1f})")
+    wall = time.monotonic() - wall_before
+    busy = (server.workers_cpu() - cpu_before) / wall
+    holders_busy = (cpu_seconds(holder_pids) - holders_before) / wall
+    for spy in spies:
+        spy.wait(seconds + 30)
     time.sleep(TARGET_DELIVERY_S + 0.5)  # the last events on their way
     stop.set()
     received = [results.get(timeout=60) for _ in holders]  # [(match index, {version: at})]
@@ -173,7 +196,10 @@ def many_streams(
     ratio = loaded.p99_ms / baseline.p99_ms if baseline.p99_ms else float("inf")
     print(f"  baseline (no stream open): drafts {baseline.summary()}")
     print(f"  with {open_now} streams open: drafts {loaded.summary()}  (p99 x{ratio:.2f})")
-    print(f"  the workers used {busy:.2f} cores meanwhile (of {os.cpu_count()})")
+    print(
+        f"  meanwhile the workers used {busy:.2f} cores, the stream holders {holders_busy:.2f}"
+        f" (of {os.cpu_count()}; load average {os.getloadavg()[0]:.1f})"
+    )
     print(
         f"  deliveries: {len(delays)} events received, {missing} missing;"
         f" delay p50 {pct(delays, 50) * 1000:.0f} ms, p99 {pct(delays, 99) * 1000:.0f} ms,"
@@ -529,8 +555,9 @@ class Writer:
 class Server:
     """gunicorn (deploy/gunicorn.conf.py) in test mode on a free port of 127.0.0.1."""
 
-    def __init__(self, redis_url: str, log: Path, env: dict[str, str]) -> None:
+    def __init__(self, redis_url: str, log: Path, env: dict[str, str], conf: str = "") -> None:
         self.port = free_port()
+        self.conf = conf or "deploy/gunicorn.conf.py"
         self.log = log
         self.env = {
             **os.environ,
@@ -549,7 +576,7 @@ class Server:
         return self.env.get("GUNICORN_WORKER_CLASS") or "gevent (default)"
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+        command = [sys.executable, "-m", "gunicorn", "-c", self.conf,
                    "service.app:create_app()"]  # fmt: skip
         with self.log.open("wb") as output:
             self.process = subprocess.Popen(
@@ -596,14 +623,7 @@ class Server:
 
     def workers_cpu(self) -> float:
         """CPU seconds the workers have used."""
-        ticks = 0
-        for pid in self.worker_pids():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
-            except (OSError, IndexError, ValueError):
-                pass
-        return ticks / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.worker_pids())
 
     def workers_rss(self) -> int:
         total = 0
@@ -626,6 +646,37 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds the processes have used."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def start_profiles(pids: list[int], seconds: float, folder: Path) -> list[subprocess.Popen[bytes]]:
+    """py-spy (if installed) sampling each worker for ``seconds``, without pausing it, into
+    ``folder/worker-<pid>.txt`` (collapsed stacks: one line per stack and its sample count)."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        print(f"  no profile: {spy} is not installed (pip install py-spy)")
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for pid in pids:
+        command = [str(spy), "record", "--nonblocking", "--format", "raw", "--rate", "200",
+                   "--duration", str(max(1, int(seconds))), "--pid", str(pid),
+                   "--output", str(folder / f"worker-{pid}.txt")]  # fmt: skip
+        spies.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    return spies
 
 
 # --- figures -----------------------------------------------------------------------------------

@@ -12,7 +12,13 @@ reads of what happened before it joined, then takes the live events; since versi
 nothing is missed and nothing is sent twice. Each event's text for the streams is rendered
 once, for every follower.
 
-The module knows nothing of Redis: :class:`Source` is what the store provides.
+The app feed (``GET /v1/feed``) is fanned out the same way (:class:`AppFeeds`): one reader
+per followed app and worker, whatever the number of the app's listeners. Its position is one
+entry id per shard; a listener that resumes (``Last-Event-ID``) catches up with reads of its
+own on the shared pool, then takes the live entries, skipping any it already has.
+
+The module knows nothing of Redis: :class:`Source` and :class:`FeedSource` are what the store
+provides.
 """
 
 from __future__ import annotations
@@ -26,8 +32,18 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from service.store import StoredEvent
+from service.store.notify import OutboxEntry
 
-__all__ = ["WAKE_SECONDS", "Delivered", "Fanout", "FeedLost", "Follower", "Source"]
+__all__ = [
+    "WAKE_SECONDS",
+    "AppFeeds",
+    "Delivered",
+    "Fanout",
+    "FeedFollower",
+    "FeedLost",
+    "Follower",
+    "Source",
+]
 
 WAKE_SECONDS = 1.0  # the longest one read blocks: how soon a reader sees it has no followers
 CATCH_UP_BATCH = 100
@@ -237,3 +253,192 @@ class Fanout:
                         waiting.put([])
             while stopping.is_set():
                 time.sleep(0.2)
+
+
+# -- the app feed ------------------------------------------------------------------------------
+
+
+class FeedRead(Protocol):
+    """An app's feed read after per-shard positions (:class:`service.store.notify.FeedReader`)."""
+
+    app: str
+    positions: list[str]
+
+    def read(self, *, block: float, count: int = 100) -> list[tuple[int, OutboxEntry]]: ...
+
+    def read_now(self, *, count: int = 100) -> list[tuple[int, OutboxEntry]]: ...
+
+    def close(self) -> None: ...
+
+
+class FeedSource(Protocol):
+    """Where the app feeds come from (:class:`service.store.notify.Notifications`)."""
+
+    def feed_reader(self, app: str, positions: Sequence[str] | None) -> FeedRead: ...
+
+
+_FeedItem = list[tuple[int, OutboxEntry]] | BaseException
+
+
+def _entry_order(entry_id: str) -> tuple[int, int]:
+    """An outbox entry id (``<ms>-<seq>``) as something that sorts like Redis sorts them."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+class _AppChannel:
+    """One app's feed read in this worker: its reader and its followers' queues."""
+
+    def __init__(self, feeds: AppFeeds, reader: FeedRead) -> None:
+        self.feeds = feeds
+        self.reader = reader
+        self.app = reader.app
+        self.cursor = list(reader.positions)  # what has been handed to the followers
+        self.queues: set[queue.SimpleQueue[_FeedItem]] = set()
+        self.thread = threading.Thread(target=self._run, name=f"app-feed-{self.app}", daemon=True)
+
+    def _run(self) -> None:
+        feeds, reader = self.feeds, self.reader
+        try:
+            while True:
+                found = reader.read(block=WAKE_SECONDS)
+                with feeds.lock:
+                    if not self.queues:
+                        self._leave()
+                        return
+                    if found:
+                        for shard, entry in found:
+                            reader.positions[shard] = entry.entry_id
+                        self.cursor = list(reader.positions)
+                        for waiting in self.queues:
+                            waiting.put(found)
+        except Exception as error:
+            log.warning("feed of app %s ended: %s", self.app, type(error).__name__)
+            with feeds.lock:
+                self._leave()
+                for waiting in self.queues:
+                    waiting.put(error)
+                self.queues.clear()
+        finally:
+            reader.close()
+
+    def _leave(self) -> None:
+        """With the lock held: no longer the app's channel."""
+        if self.feeds.channels.get(self.app) is self:
+            del self.feeds.channels[self.app]
+
+
+class FeedFollower:
+    """One client of an app's feed, after per-shard :attr:`positions`; :meth:`close` when
+    done."""
+
+    def __init__(self, feeds: AppFeeds, app: str, positions: Sequence[str] | None) -> None:
+        self.feeds = feeds
+        self.app = app
+        self._queue: queue.SimpleQueue[_FeedItem] = queue.SimpleQueue()
+        self._catch_up: FeedRead | None = None
+        with feeds.lock:
+            channel = feeds.channels.get(app)
+        if channel is None:
+            # Read "now" outside the lock (Redis round trips), then join whichever channel
+            # won the race.
+            reader = feeds.source.feed_reader(app, None)
+            with feeds.lock:
+                channel = feeds.channels.get(app)
+                if channel is None:
+                    channel = feeds.channels[app] = _AppChannel(feeds, reader)
+                    channel.thread.start()
+                else:
+                    reader.close()
+        with feeds.lock:
+            channel.queues.add(self._queue)
+            self._channel: _AppChannel | None = channel
+            joined_at = list(channel.cursor)  # later entries come through the queue
+        if positions is None:
+            self.positions = joined_at  # from now
+        else:
+            self.positions = list(positions)
+            if any(
+                _entry_order(mine) < _entry_order(theirs)
+                for mine, theirs in zip(self.positions, joined_at, strict=True)
+            ):
+                try:
+                    self._catch_up = feeds.source.feed_reader(app, self.positions)
+                except BaseException:
+                    self.close()  # not left among the channel's followers
+                    raise
+
+    def next(self, timeout: float) -> list[tuple[int, OutboxEntry]]:
+        """The next entries after :attr:`positions` (which move past them), each with its
+        shard, waiting up to ``timeout`` seconds: ``[]`` when none came (or the follower was
+        woken). Raises :class:`FeedLost` if the app's reader failed."""
+        if self._catch_up is not None:
+            self._catch_up.positions = list(self.positions)
+            stored = self._catch_up.read_now(count=CATCH_UP_BATCH)
+            if stored:
+                return self._take(stored)
+            self._catch_up.close()
+            self._catch_up = None  # caught up with what is stored: the queue has the rest
+        try:
+            item = self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return []
+        if isinstance(item, BaseException):
+            raise FeedLost(str(item)) from item
+        return self._take(item)
+
+    def _take(self, found: list[tuple[int, OutboxEntry]]) -> list[tuple[int, OutboxEntry]]:
+        fresh = []
+        for shard, entry in found:
+            if _entry_order(entry.entry_id) > _entry_order(self.positions[shard]):
+                self.positions[shard] = entry.entry_id
+                fresh.append((shard, entry))
+        return fresh
+
+    def wake(self) -> None:
+        """Make a waiting :meth:`next` return ``[]`` now (any thread or greenlet)."""
+        self._queue.put([])
+
+    def close(self) -> None:
+        with self.feeds.lock:
+            if self._channel is not None:
+                self._channel.queues.discard(self._queue)
+                self._channel = None
+        if self._catch_up is not None:
+            self._catch_up.close()
+            self._catch_up = None
+
+
+class AppFeeds:
+    """This worker's readers of app feeds (``GET /v1/feed``), one per followed app: a
+    hundred listeners of one app's feed cost one Redis connection per worker. When
+    ``stopping`` is set, every follower is woken so that it sees it."""
+
+    def __init__(self, source: FeedSource, *, stopping: threading.Event | None = None) -> None:
+        self.source = source
+        self.lock = threading.Lock()
+        self.channels: dict[str, _AppChannel] = {}
+        if stopping is not None:
+            threading.Thread(
+                target=self._wake_on, args=(stopping,), name="app-feed-stop", daemon=True
+            ).start()
+
+    def _wake_on(self, stopping: threading.Event) -> None:
+        while True:
+            stopping.wait()
+            with self.lock:
+                for channel in self.channels.values():
+                    for waiting in channel.queues:
+                        waiting.put([])
+            while stopping.is_set():
+                time.sleep(0.2)
+
+    def follow(self, app: str, positions: Sequence[str] | None) -> FeedFollower:
+        """Follow ``app``'s feed after ``positions`` (one entry id per shard; ``None``: from
+        now)."""
+        return FeedFollower(self, app, positions)
+
+    def readers(self) -> int:
+        """Apps read now (one connection each)."""
+        with self.lock:
+            return len(self.channels)

@@ -4,7 +4,9 @@ redelivery, and ``GET /v1/feed``, one Server-Sent Events stream of all the app's
 What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatcher`. The
 secret is answered once, by the registration; never again, nor logged.
 
-The feed reads the app's outboxes on every shard (:class:`service.store.notify.FeedReader`).
+The feed reads the app's outboxes on every shard (:class:`service.store.notify.FeedReader`),
+once per worker for all the app's listeners (:class:`service.fanout.AppFeeds`): a hundred
+listeners of one app cost one Redis connection per worker, not a hundred.
 Each message's ``id`` is the position reached in every shard's outbox (32 entry ids, ``.``
 between them; ``0`` for a shard with nothing yet), so a client that reconnects with
 ``Last-Event-ID`` resumes exactly after the last message it got, with no gap nor repeat;
@@ -29,10 +31,11 @@ from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.api.parsing import load_body, load_query
 from service.config import Settings
+from service.fanout import AppFeeds, FeedFollower, FeedLost
 from service.notices import EVENT_TYPES
 from service.observability import STREAMS_OPEN
 from service.store import SHARDS, MatchStore, StoreUnavailable
-from service.store.notify import FeedReader, Notifications, Webhook
+from service.store.notify import Notifications, Webhook
 from service.threads import shutting_down, when_closed
 from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 from service.webhooks.metrics import DeliveryMetrics
@@ -51,7 +54,6 @@ log = logging.getLogger(__name__)
 MAX_WEBHOOKS = 16  # per app
 MAX_LOG = 100
 RETRY_MILLISECONDS = 2000
-WAKE_SECONDS = 1.0
 _ENTRY = re.compile(r"0|[0-9]{1,15}(-[0-9]{1,10})?")
 _ID = re.compile(r"[A-Za-z0-9_]{1,128}")
 
@@ -175,13 +177,14 @@ def feed() -> Response:
     except Refused as refused:
         return refused.response()
     settings = _settings()
+    feeds: AppFeeds = current_app.extensions["app_feeds"]
     try:
-        reader = notifications().feed_reader(app, positions)
+        follower = feeds.follow(app, positions)
     except BaseException:
         ticket.close()
         raise
     messages = _feed_messages(
-        reader,
+        follower,
         request.environ.get("gunicorn.socket"),
         keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
@@ -193,47 +196,57 @@ def feed() -> Response:
 
 
 def _feed_messages(
-    reader: FeedReader,
+    follower: FeedFollower,
     connection: socket.socket | None,
     *,
     keepalive: float,
     lifetime: float,
 ) -> Generator[str, None, None]:
     """SSE text until the feed's life is over, the worker stops, or the client leaves (then
-    the client reconnects with Last-Event-ID). Reads block at most a second, so the loop
-    sees the worker stopping or the client gone within about that."""
+    the client reconnects with Last-Event-ID). The app's entries come from its one reader in
+    this worker (:class:`service.fanout.AppFeeds`)."""
     gone = threading.Event()
-    stop_watching = when_closed(connection, gone.set)
+
+    def client_left() -> None:
+        gone.set()
+        follower.wake()
+
+    stop_watching = when_closed(connection, client_left)
     started = sent = time.monotonic()
     STREAMS_OPEN.inc()
     try:
-        yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {reader.app}\n\n"
+        yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {follower.app}\n\n"
         while not shutting_down.is_set() and not gone.is_set():
-            if time.monotonic() - started >= lifetime:
+            now = time.monotonic()
+            left = lifetime - (now - started)
+            if left <= 0:
                 return
-            found = reader.read(block=min(keepalive, WAKE_SECONDS))
+            reached = list(follower.positions)
+            found = follower.next(min(keepalive - (now - sent), left))
             if found:
                 chunks = []
+                # Each message's id is every shard's position once it has been read.
                 for shard, entry in found:
-                    reader.positions[shard] = entry.entry_id
+                    reached[shard] = entry.entry_id
                     chunks.append(
-                        f"id: {feed_id(reader.positions)}\nevent: {entry.type}\n"
-                        f"data: {entry.body}\n\n"
+                        f"id: {feed_id(reached)}\nevent: {entry.type}\ndata: {entry.body}\n\n"
                     )
                 yield "".join(chunks)
                 sent = time.monotonic()
             elif time.monotonic() - sent >= keepalive:
                 yield ": keep-alive\n\n"
                 sent = time.monotonic()
-    except StoreUnavailable as error:
-        log.warning("feed of %s ended: %s", reader.app, error)
+    except (FeedLost, StoreUnavailable) as error:
+        log.warning("feed of %s ended: %s", follower.app, error)
     finally:
         stop_watching()
         STREAMS_OPEN.dec()
-        reader.close()
+        follower.close()
 
 
 def init_app(app: Any, notes: Notifications) -> None:
     """Give the app its notifications, and ``/metrics`` their delivery figures."""
     app.extensions["notifications"] = notes
+    # One reader per followed app feeds its listeners (service/fanout.py).
+    app.extensions["app_feeds"] = AppFeeds(notes, stopping=shutting_down)
     app.extensions.setdefault("metric_collectors", []).append(DeliveryMetrics(notes))

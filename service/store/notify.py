@@ -777,6 +777,26 @@ class FeedReader:
                 streams = _stream_entries(answer)
         except (OSError, *_FAILURES) as error:
             raise StoreUnavailable(f"feed of {self.app}: {type(error).__name__}") from error
+        return self._entries(streams)
+
+    def read_now(self, *, count: int = 100) -> list[tuple[int, OutboxEntry]]:
+        """Entries after the positions, without waiting (on the shared pool, no connection
+        of its own): a follower of the app's feed catching up (``service/fanout.py``)."""
+        try:
+            if isinstance(self.notes.topology, ClusterTopology):
+                streams = self._read_each(count)
+            else:
+                answer = self.notes.topology.client.xread(
+                    dict(zip(self.keys, self.positions, strict=True)), count=count
+                )
+                streams = _stream_entries(answer)
+        except (OSError, *_FAILURES) as error:
+            raise StoreUnavailable(f"feed of {self.app}: {type(error).__name__}") from error
+        return self._entries(streams)
+
+    def _entries(
+        self, streams: list[tuple[str, list[tuple[str, dict[str, str]]]]]
+    ) -> list[tuple[int, OutboxEntry]]:
         found: list[tuple[int, OutboxEntry]] = []
         index = {key: shard for shard, key in enumerate(self.keys)}
         for key, items in streams:

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 
 from service.referee import Referee
 from service.store import MatchStore
 from service.sweeper import Sweeper
-from tests.api.test_stream import Reader
+from tests.api.test_stream import Reader, wait_until
 from tests.api.test_webhooks import KEYS, MOBILE, PARTNER, key, owned, racks
 
 pytestmark = pytest.mark.usefixtures("redis_url")
@@ -179,3 +180,41 @@ def test_turn_expiring_comes_by_the_sweepers_clock_only_for_a_turn_still_running
     ]
     feed.response.close()
     assert seats  # the first match's turn goes on
+
+
+def feed_connections(redis_url: str, app: str) -> int:
+    """The connections Redis sees reading ``app``'s feed (each is named ``feed:<app>``)."""
+    admin = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        return sum(1 for c in admin.client_list() if c.get("name") == f"feed:{app}")
+    finally:
+        admin.close()
+
+
+def test_the_listeners_of_one_app_share_one_reader_closed_when_the_last_leaves(
+    client, redis_url
+) -> None:
+    assert wait_until(lambda: feed_connections(redis_url, "mobile") == 0)  # earlier tests'
+    feeds = [open_feed(client) for _ in range(5)]
+    created, seats = owned(client)
+    # every listener gets the match's first turn, read once for all of them
+    for feed in feeds:
+        [started] = messages(feed, 1)
+        assert started["body"]["data"]["match_id"] == created["id"]
+    assert feed_connections(redis_url, "mobile") == 1
+    # one resumes from the start while the others listen: it catches up, then goes on live
+    # with them, with no repeat
+    late = open_feed(client, last_event_id="0")
+    caught_up = messages(late, 1)
+    assert identity(caught_up[0]) == identity(started)
+    play_round([(created, seats)])  # the seat whose turn it is draws
+    for feed in [*feeds, late]:
+        [turn] = messages(feed, 1)
+        assert turn["event"] == "turn.started" and turn["body"]["data"]["version"] > 1
+    assert feed_connections(redis_url, "mobile") == 1
+    for feed in feeds[:-1]:
+        feed.response.close()
+    late.response.close()
+    assert feed_connections(redis_url, "mobile") == 1  # one listener is still there
+    feeds[-1].response.close()
+    assert wait_until(lambda: feed_connections(redis_url, "mobile") == 0)

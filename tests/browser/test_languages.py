@@ -85,6 +85,39 @@ def test_the_lobby_follows_the_browsers_language(
     shot(page, f"phone-lobby-{language}")
 
 
+def test_the_lobbys_default_names_follow_the_language_and_edited_names_stay(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    page = new_page()
+    page.goto(server.url + "/")
+    page.get_by_role("button", name="Add a person").click()
+    page.get_by_role("button", name="Add a person").click()
+    names = page.locator("#player-rows input[type=text]")
+
+    def expect_names(values: list[str]) -> None:
+        expect(names).to_have_count(len(values))
+        for i, value in enumerate(values):
+            expect(names.nth(i)).to_have_value(value)
+
+    expect_names(["You", "Bot", "Player 3", "Player 4"])
+    page.get_by_label("Name of player 3").fill("Cleo")
+
+    page.locator("#language").select_option("es")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Nueva partida")
+    expect_names(["Tú", "Bot", "Cleo", "Jugador 4"])
+    page.get_by_label("Nombre del jugador 1").fill("Ana")
+    page.locator("#language").select_option("sv")
+    expect_names(["Ana", "Bot", "Cleo", "Spelare 4"])
+    page.locator("#language").select_option("en")
+    expect_names(["Ana", "Bot", "Cleo", "Player 4"])
+
+    # The match is created with the names as shown.
+    page.get_by_role("button", name="Create match").click()
+    expect(page.locator("#invite-dialog")).to_be_visible()
+    seated = page.locator("#invite-list strong").all_inner_texts()[:4]
+    assert seated == ["Ana", "Bot", "Cleo", "Player 4"]
+
+
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_a_spanish_browser_plays_in_spanish_and_switches_to_swedish_for_good(
     new_page: Callable[..., Any], server: Server, device: str
@@ -112,10 +145,15 @@ def test_a_spanish_browser_plays_in_spanish_and_switches_to_swedish_for_good(
     shot(page, f"{device}-table-es")
 
     # The switch: Swedish at once, the referee's words too (the same play, pressed again).
+    expect(page.locator("#table-sets .set-note")).to_contain_text("combinación")
     page.locator("#language").select_option("sv")
     expect(turn).to_contain_text("Din tur")
     assert page.evaluate("document.documentElement.lang") == "sv"
     expect(problem).to_be_hidden()  # the Spanish message went with the Spanish page
+    note = page.locator("#table-sets .set-note")  # the meld checker's, asked again in Swedish
+    expect(note).to_have_count(1)
+    expect(note).not_to_contain_text("combinación")
+    expect(note).to_contain_text("3")
     assert Table(page).table_codes() == REFUSED_TABLE  # a refused play changes nothing
     page.get_by_role("button", name="Skicka ditt drag").click()
     expect(problem).to_contain_text("Domaren avvisade draget")

@@ -92,6 +92,13 @@ def test_a_player_leaves_mid_game_and_a_bot_takes_the_seat(
     expect(bo.locator("#log")).to_contain_text("Ann left the match")
     Table(bo).wait_for_my_turn()
 
+    # From then on the seat's moves are its bot's, on both pages: Ann's is no longer "you".
+    for page in (ann, bo):
+        drew = page.locator('#log li[data-type="drew"]')
+        expect(drew).to_have_count(1)
+        expect(drew).to_contain_text("Bot (for Ann) drew a tile.")
+    expect(ann.locator("#log")).not_to_contain_text("Ann (you) drew")
+
     if device != "desktop":
         assert_fits_the_screen(ann, device)
         assert_targets_take_a_finger(ann)
@@ -103,6 +110,8 @@ def test_a_player_leaves_mid_game_and_a_bot_takes_the_seat(
     ann.reload()
     expect(ann.locator("#left-banner")).to_contain_text("You left this match")
     expect(ann.locator("#rack-area")).to_be_hidden()
+    expect(ann.locator('#log li[data-type="player_left"]')).to_contain_text("Ann (you) left")
+    expect(ann.locator('#log li[data-type="drew"]')).to_contain_text("Bot (for Ann) drew")
 
 
 def finish_a_match(server: Server) -> tuple[str, str, str]:

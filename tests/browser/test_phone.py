@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import DEVICES, PHONES, Server, shot
 from tests.browser.table import Table, box_of
+from tests.browser.test_accessibility import serious_violations
 
 TARGET = 44  # px: the smallest target a finger can hit
 
@@ -187,3 +188,50 @@ def test_a_turn_is_played_with_taps_on_a_phone(
     expect(page.locator("#notice")).to_contain_text("Play accepted")
     expect(page.locator("#rack .tile")).to_have_count(11)
     assert_fits_the_screen(page, device)
+
+
+# The top bar's controls that are shown, with their boxes.
+TOPBAR_CONTROLS = """() => [...document.querySelectorAll(
+    ".topbar a[href], .topbar button, .topbar select, .topbar .conn")]
+  .map((el) => ({ el, box: el.getBoundingClientRect() }))
+  .filter(({ box }) => box.width && box.height)
+  .map(({ el, box }) => ({ name: el.id || el.className, top: box.top, bottom: box.bottom }))"""
+
+
+@pytest.mark.parametrize("locale", ["en-US", "es-ES", "sv-SE"])
+@pytest.mark.parametrize("device", PHONES)
+def test_the_top_bar_takes_one_row_on_a_phone(
+    new_page: Callable[..., Any], server: Server, device: str, locale: str
+) -> None:
+    """In a match, with every button the top bar can show (seat links, leave, docs, language)
+    and the connection's state: one row, each a finger's target, in every language."""
+    page = new_page(device, locale=locale, bypass_csp=True)
+    page.goto(server.url + "/")
+    page.locator("#add-human").tap()  # two people: the seat links are offered
+    page.locator("#create-button").tap()
+    expect(page.locator("#invite-dialog")).to_be_visible()
+    page.locator("#invite-close").tap()
+    expect(page.locator("#rack .tile")).to_have_count(14)
+    expect(page.locator("#leave-button")).to_be_visible()
+    expect(page.locator("#invite-button")).to_be_visible()
+    expect(page.locator("#conn")).to_be_visible()
+
+    controls = page.evaluate(TOPBAR_CONTROLS)
+    assert len(controls) == 6, controls  # brand, connection, links, leave, docs, language
+    row = max(c["top"] for c in controls), min(c["bottom"] for c in controls)
+    assert row[0] < row[1], controls  # every control overlaps every other's height: one row
+    assert_fits_the_screen(page, device)
+    assert_targets_take_a_finger(page)
+    found = serious_violations(page)
+    assert found == [], "\n".join(f"{v['id']}: {n}" for v in found for n in v["nodes"])
+    shot(page, f"{device}-top-bar-{locale}")
+
+    # The icon buttons keep their names; the language switch, showing its code, still switches.
+    expect(page.locator("#language-code")).to_have_text(locale[:2].upper())
+    page.locator("#language").select_option("sv")
+    expect(page.locator("#language-code")).to_have_text("SV")
+    leave = page.get_by_role("button", name="Lämna partiet: en bot spelar din plats")
+    expect(leave).to_be_visible()
+    expect(page.get_by_role("link", name="API-dokument")).to_be_visible()
+    page.get_by_role("button", name="Visa platslänkarna").tap()
+    expect(page.locator("#invite-dialog")).to_be_visible()

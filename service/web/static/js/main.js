@@ -76,12 +76,15 @@ route();
 function wireLanguageSwitch() {
   const select = $("#language");
   select.value = language();
+  $("#language-code").textContent = language().toUpperCase(); // the switch's face on a phone
   select.addEventListener("change", () => setLanguage(select.value));
   onLanguageChange((code) => {
     select.value = code;
+    $("#language-code").textContent = code.toUpperCase();
     if (!$("#lobby").hidden) {
       document.title = t("lobby.page_title");
       numberPlayerRows();
+      renameDefaultPlayers();
       describeMatchLength();
     }
     // A message the referee wrote is in the old language: it goes (the next one comes in the new).
@@ -92,6 +95,7 @@ function wireLanguageSwitch() {
       redrawLog();
       setupInvite({ open: false });
       showLeftBanner();
+      scheduleMeldCheck(); // the checker's notes on the sets, in the new language
     }
   });
 }
@@ -102,10 +106,10 @@ function wireLanguageSwitch() {
 function startLobby() {
   $("#lobby").hidden = false;
   document.title = t("lobby.page_title");
-  addPlayerRow(t("lobby.default_you"), false);
-  addPlayerRow(t("lobby.default_bot"), true);
-  $("#add-human").addEventListener("click", () => addPlayerRow(t("lobby.default_player", { n: rows().length + 1 }), false));
-  $("#add-bot").addEventListener("click", () => addPlayerRow(t("lobby.default_bot_n", { n: rows().filter((r) => r.bot).length + 1 }), true));
+  addPlayerRow(["lobby.default_you", {}], false);
+  addPlayerRow(["lobby.default_bot", {}], true);
+  $("#add-human").addEventListener("click", () => addPlayerRow(["lobby.default_player", { n: rows().length + 1 }], false));
+  $("#add-bot").addEventListener("click", () => addPlayerRow(["lobby.default_bot_n", { n: rows().filter((r) => r.bot).length + 1 }], true));
   $("#create-form").addEventListener("submit", createMatch);
   $("#create-form").addEventListener("input", describeMatchLength);
   $("#create-form").addEventListener("change", describeMatchLength);
@@ -125,6 +129,15 @@ function rows() {
   }));
 }
 
+// After a language switch: the default names nobody edited, in the new language.
+function renameDefaultPlayers() {
+  for (const input of document.querySelectorAll("#player-rows input[data-default-name]")) {
+    if (input.value !== input.dataset.defaultText) continue; // the user's own name
+    input.value = t(...JSON.parse(input.dataset.defaultName));
+    input.dataset.defaultText = input.value;
+  }
+}
+
 // Row labels follow the row's place: after a removal, "player 3" is the third row again.
 function numberPlayerRows() {
   const list = $("#player-rows");
@@ -141,7 +154,9 @@ function numberPlayerRows() {
   $("#add-bot").disabled = list.children.length >= 6;
 }
 
-function addPlayerRow(name, bot) {
+// A row starts with a default name, [key, params] of the catalogue: while the user leaves it
+// as it is, it follows the language (renameDefaultPlayers); an edited name stays.
+function addPlayerRow(defaultName, bot) {
   const list = $("#player-rows");
   if (list.children.length >= 6) return;
   const li = document.createElement("li");
@@ -149,7 +164,10 @@ function addPlayerRow(name, bot) {
     <input type="text" maxlength="40" required autocomplete="off">
     <label class="bot-toggle"><input type="checkbox"> <span class="bot-text"></span></label>
     <button type="button" class="remove">×</button>`;
-  li.querySelector("input[type=text]").value = name;
+  const input = li.querySelector("input[type=text]");
+  input.value = t(...defaultName);
+  input.dataset.defaultName = JSON.stringify(defaultName);
+  input.dataset.defaultText = input.value;
   li.querySelector("input[type=checkbox]").checked = bot;
   li.querySelector(".remove").addEventListener("click", () => {
     if (list.children.length <= 2) return;
@@ -316,10 +334,21 @@ function isMyTurn() {
   return Boolean(view && view.seat !== undefined && view.status === "playing" && view.current_seat === view.seat);
 }
 
-function nameOf(seat) {
+// A seat's name as of event `version` (now, without one). Once its player has left, the seat's
+// moves are its bot's: "Bot (for Ann)", and the page of the player who left no longer says "you".
+function nameOf(seat, version = Infinity) {
   const player = state.view?.players[seat];
   if (!player) return t("player.seat", { seat });
+  if (version > leftAt(seat)) return t("player.bot_for", { name: player.name });
   return seat === mySeat() ? t("player.you", { name: player.name }) : player.name;
+}
+
+// The event version at which `seat`'s player left: its player_left event in the log; for a seat
+// the view says has left without one (it fell out of the log), before every logged event.
+function leftAt(seat) {
+  const event = state.log.find((e) => e.type === "player_left" && e.seat === seat);
+  if (event) return event.version;
+  return state.view?.players[seat]?.left ? -Infinity : Infinity;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -895,7 +924,7 @@ async function meldCheck() {
   if (!isMyTurn()) return;
   const changed = state.work.changedSets();
   const sets = changed.map(({ set }) => set.tiles.map((tile) => tile.code));
-  const key = JSON.stringify(sets);
+  const key = JSON.stringify([language(), sets]); // its words are in the page's language
   if (state.meld && state.meld.key === key) return;
   if (!sets.length) {
     state.meld = { key, result: null, setIds: [] };
@@ -908,7 +937,8 @@ async function meldCheck() {
   };
   try {
     const result = await api.meldCheck(sets, rules);
-    if (JSON.stringify(state.work.changedSets().map(({ set }) => set.tiles.map((t) => t.code))) !== key) return;
+    const now = state.work.changedSets().map(({ set }) => set.tiles.map((t) => t.code));
+    if (JSON.stringify([language(), now]) !== key) return;
     state.meld = { key, result, setIds: changed.map(({ set }) => set.id) };
     render();
   } catch {
@@ -1289,7 +1319,9 @@ function addToLog(event) {
   state.log.push(event);
   state.log.sort((a, b) => a.version - b.version);
   if (state.log.length > 60) state.log.shift();
-  logItem(event);
+  // A seat leaving renames its later moves (to its bot's), which may be in the log already.
+  if (event.type === "player_left") redrawLog();
+  else logItem(event);
 }
 
 // After a language switch: every entry again, in the new language.
@@ -1317,14 +1349,15 @@ function logItem(event) {
 
 function describeEvent(event) {
   const d = event.data || {};
-  const who = event.seat === null || event.seat === undefined ? "" : nameOf(event.seat);
+  const v = event.version;
+  const who = event.seat === null || event.seat === undefined ? "" : nameOf(event.seat, v);
   switch (event.type) {
     case "match_created":
       return t("log.match_created");
     case "first_player_draw":
-      return t("log.first_player_draw", { name: nameOf(d.first_seat) });
+      return t("log.first_player_draw", { name: nameOf(d.first_seat, v) });
     case "game_started":
-      return t("log.game_started", { n: d.game_number, name: nameOf(d.first_seat) });
+      return t("log.game_started", { n: d.game_number, name: nameOf(d.first_seat, v) });
     case "played":
       return t(d.went_out ? "log.played_out" : "log.played", { name: who, tiles: (d.added || []).join(" ") });
     case "drew":
@@ -1338,11 +1371,11 @@ function describeEvent(event) {
     case "game_over":
       return d.winner === null || d.winner === undefined
         ? t("log.game_abandoned", { n: d.game_number })
-        : t("log.game_over", { n: d.game_number, name: nameOf(d.winner) });
+        : t("log.game_over", { n: d.game_number, name: nameOf(d.winner, v) });
     case "match_finished":
       return d.winner === null || d.winner === undefined
         ? t("log.match_abandoned")
-        : t("log.match_finished", { name: nameOf(d.winner) });
+        : t("log.match_finished", { name: nameOf(d.winner, v) });
     case "player_left":
       return t("log.player_left", { name: who });
     case "rematch_created":
