@@ -120,7 +120,7 @@ class Server:
     port: int
     health: str
     reads: Path
-    draws: Path
+    draws: list[Path]  # fresh games for each round: each starts with its first player
     draw_body: str
     id_pattern: str
 
@@ -165,7 +165,7 @@ def main() -> int:
         stack.callback(api.stop, gunicorn)
         api.Api(port).wait_ready(gunicorn, folder / "gunicorn.log")
         print(f"dealing {args.games} matches of ours...", flush=True)
-        servers.append(our_server(api.Api(port), port, folder, args.games))
+        servers.append(our_server(api.Api(port), port, folder, args.games, args.rounds))
         for fixed in (True, False):
             name = "peer, flaw fixed" if fixed else "peer as shipped"
             source = peer_copy(folder / ("peer-fixed" if fixed else "peer-shipped"), fixed=fixed)
@@ -177,7 +177,7 @@ def main() -> int:
             stack.callback(api.stop, process)
             wait_for(f"http://127.0.0.1:{peer_port}/api/v1/health", process, folder / "peer.log")
             print(f"dealing {args.games} games of the {name}...", flush=True)
-            servers.append(peer_server(name, peer_port, folder, args.games))
+            servers.append(peer_server(name, peer_port, folder, args.games, args.rounds))
         print(
             f"wrk at {api.CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s"
             f" per load, Redis {'with fsync on every write' if args.durable else 'in memory'};"
@@ -263,45 +263,51 @@ def wait_for(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 # --- the games ---------------------------------------------------------------------------------
 
 
-def our_server(api: Any, port: int, folder: Path, games: int) -> Server:
-    reads, draws = [], []
-    for _ in range(games):
+def our_server(api: Any, port: int, folder: Path, games: int, rounds: int) -> Server:
+    reads: list[str] = []
+    draws: list[list[str]] = [[] for _ in range(rounds + 1)]  # the reads' games, then fresh
+    for number in range(games * (rounds + 1)):
         created = api.call("POST", "/v1/matches", {"players": [{"name": "A"}, {"name": "B"}]})
         match_id, first = created["id"], created["match"]["current_seat"]
         auths = [seat["token"] for seat in created["seats"]]
         path = f"/v1/matches/{match_id}"
-        reads.append(f"{path} {auths[first]}")
-        draws.append(f"{match_id} {first} {path}/draw {auths[0]} {path}/draw {auths[1]}")
+        if number < games:
+            reads.append(f"{path} {auths[first]}")
+        line = f"{match_id} {first} {path}/draw {auths[0]} {path}/draw {auths[1]}"
+        draws[number // games].append(line)
     return Server(
         "ours",
         port,
         "/readyz",
         lines(folder / "ours-reads.txt", reads),
-        lines(folder / "ours-draws.txt", draws),
+        [lines(folder / f"ours-draws-{n}.txt", rows) for n, rows in enumerate(draws[1:])],
         "",
         '"id":"([^"]+)"',  # the answer's match view comes first
     )
 
 
-def peer_server(name: str, port: int, folder: Path, games: int) -> Server:
+def peer_server(name: str, port: int, folder: Path, games: int, rounds: int) -> Server:
     api = PeerClient(port)
-    reads, draws = [], []
-    for number in range(games):
+    reads: list[str] = []
+    draws: list[list[str]] = [[] for _ in range(rounds + 1)]  # the reads' games, then fresh
+    for number in range(games * (rounds + 1)):
         created = api.call("POST", "/api/v1/games", {"num_players": 2}, f"ann{number}")
         game_id = created["game_id"]
         joined = api.call("POST", f"/api/v1/games/{game_id}/players", {}, f"bo{number}")
         players = [player["id"] for player in joined["players"]]
         first = joined["current_player_index"]
         paths = [f"/api/v1/games/{game_id}/players/{player}" for player in players]
-        reads.append(f"{paths[first]} -")
-        draws.append(f"{game_id} {first} {paths[0]}/actions/draw - {paths[1]}/actions/draw -")
+        if number < games:
+            reads.append(f"{paths[first]} -")
+        line = f"{game_id} {first} {paths[0]}/actions/draw - {paths[1]}/actions/draw -"
+        draws[number // games].append(line)
     slug = name.replace(" ", "-").replace(",", "")
     return Server(
         name,
         port,
         "/api/v1/health",
         lines(folder / f"{slug}-reads.txt", reads),
-        lines(folder / f"{slug}-draws.txt", draws),
+        [lines(folder / f"{slug}-draws-{n}.txt", rows) for n, rows in enumerate(draws[1:])],
         "{}",
         '"game_id":"([^"]+)"',
     )
@@ -351,7 +357,8 @@ def measure(api: Any, wrk: str, folder: Path, servers: list[Server], args: Any) 
                 path = "/"
             elif load == "draw":
                 script = api.SLICE_LUA + DRAW_LUA % {
-                    "data": server.draws, "body": server.draw_body, "id_pattern": server.id_pattern
+                    "data": server.draws[number], "body": server.draw_body,
+                    "id_pattern": server.id_pattern,
                 }  # fmt: skip
                 path = "/"
             else:
