@@ -87,11 +87,17 @@ def metrics() -> Response:
     return Response(body, content_type=CONTENT_TYPE_LATEST)
 
 
+@lru_cache(maxsize=64)
+def _moves(kind: EventType) -> Any:
+    """The moves counter of one kind of move (its labels looked up once)."""
+    return MOVES.labels(kind)
+
+
 def record_events(events: Iterable[Event]) -> None:
     """Count what a commit did: moves, timeouts, games ended."""
     for event in events:
         if event.type in _MOVE_EVENTS:
-            MOVES.labels(event.type).inc()
+            _moves(event.type).inc()
         elif event.type is EventType.TURN_TIMED_OUT:
             TIMEOUTS.labels(str(bool(event.data.get("reverted"))).lower()).inc()
         elif event.type is EventType.GAME_OVER:
