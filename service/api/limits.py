@@ -25,7 +25,8 @@ memory until it restarts.)
 CORS: ``Settings.cors_origins`` (env ``CORS_ORIGINS``, comma-separated exact origins such as
 ``https://play.example.com``) is the allowlist; empty adds no CORS header at all. Allowed
 request headers: Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key;
-exposed response headers: ETag, Location, Retry-After. No cookies are involved (tokens travel in
+exposed response headers: ETag, Location, Retry-After, Idempotent-Replayed, X-Request-ID
+(``Content-Language`` is exposed by CORS itself). No cookies are involved (tokens travel in
 ``Authorization``), so credentials mode is off.
 """
 
@@ -51,7 +52,7 @@ __all__ = ["init_app", "seat_key", "storage_uri"]
 KEY_PREFIX = "referee-limits"
 NOT_COUNTED = frozenset({"/healthz", "/readyz", "/metrics"})
 ALLOWED_HEADERS = ("Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key")
-EXPOSED_HEADERS = ("ETag", "Location", "Retry-After")
+EXPOSED_HEADERS = ("ETag", "Location", "Retry-After", "Idempotent-Replayed", "X-Request-ID")
 CORS_METHODS = ("GET", "POST", "PUT", "OPTIONS")
 log = logging.getLogger(__name__)
 

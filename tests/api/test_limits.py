@@ -235,7 +235,7 @@ def test_an_allowed_origin_is_named_and_sees_the_etag(cors_app: Flask) -> None:
     exposed = {
         h.strip().lower() for h in created.headers["Access-Control-Expose-Headers"].split(",")
     }
-    assert {"etag", "location", "retry-after"} <= exposed
+    assert {"etag", "location", "retry-after", "idempotent-replayed", "x-request-id"} <= exposed
     assert "Origin" in created.headers.get("Vary", "")
     assert "Access-Control-Allow-Credentials" not in created.headers
 
