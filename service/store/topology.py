@@ -113,10 +113,20 @@ class Topology:
         """``WAIT``'s timeout."""
         return max(int(self.settings.redis_wait_timeout_ms), 1)
 
-    def _options(self) -> dict[str, Any]:
+    def commit_read_timeout(self) -> float:
+        """How long a commit's answers may take: ``WAIT`` holds its answer back for up to
+        ``REDIS_WAIT_TIMEOUT_MS`` (twice when the node did not know the script), so a commit's
+        connection waits that long on top of ``REDIS_SOCKET_TIMEOUT``. With one timeout for
+        both, a replica slow to acknowledge made the read time out as ``WAIT`` answered, and
+        a commit that Redis had run became one of unknown outcome."""
+        return self.settings.redis_socket_timeout + 2 * self.wait_timeout_ms() / 1000
+
+    def _options(self, socket_timeout: float | None = None) -> dict[str, Any]:
         return {
             "socket_connect_timeout": self.settings.redis_connect_timeout,
-            "socket_timeout": self.settings.redis_socket_timeout,
+            "socket_timeout": (
+                self.settings.redis_socket_timeout if socket_timeout is None else socket_timeout
+            ),
             "retry": Retry(NoBackoff(), 0),
             "decode_responses": True,
             "health_check_interval": 0,
@@ -130,6 +140,10 @@ class SingleTopology(Topology):
         super().__init__(settings)
         self.name = _url_node(settings.redis_url)
         self._client = self._pooled(settings.redis_max_connections)
+        # Commits wait for replicas (WAIT) on connections of their own, read more patiently.
+        self._committing = self._pooled(
+            settings.redis_max_connections, socket_timeout=self.commit_read_timeout()
+        )
         self._replicas: tuple[float, int] | None = None  # (checked at, count)
 
     @property
@@ -151,7 +165,7 @@ class SingleTopology(Topology):
         self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
     ) -> tuple[Any, int]:
         answer, acknowledged = _run_and_wait(
-            self._client, script, keys, args, replicas, self.wait_timeout_ms()
+            self._committing, script, keys, args, replicas, self.wait_timeout_ms()
         )
         if isinstance(answer, Exception):
             raise answer
@@ -167,12 +181,12 @@ class SingleTopology(Topology):
             client_name=name,
         )
 
-    def _pooled(self, connections: int) -> redis.Redis:
+    def _pooled(self, connections: int, socket_timeout: float | None = None) -> redis.Redis:
         pool = redis.BlockingConnectionPool.from_url(
             self.settings.redis_url,
             max_connections=connections,
             timeout=self.settings.redis_pool_timeout,
-            **self._options(),
+            **self._options(socket_timeout),
         )
         return redis.Redis(connection_pool=pool)
 
@@ -206,14 +220,16 @@ class ClusterTopology(Topology):
         # A MOVED or ASK answer means the script did not run: the cluster client follows the
         # redirection (and learns the new slot map) for a read, then the commit goes again.
         for _ in range(3):
-            client = self.client
+            client = self._built(
+                "commit", self.settings.redis_max_connections, self.commit_read_timeout()
+            )
             node = client.get_node_from_key(keys[0])
             answer, acknowledged = _run_and_wait(
                 client.get_redis_connection(node), script, keys, args, replicas,
                 self.wait_timeout_ms(),
             )  # fmt: skip
             if isinstance(answer, MovedError | AskError):
-                self.client.exists(keys[0])
+                client.exists(keys[0])
                 continue
             if isinstance(answer, Exception):
                 raise answer
@@ -232,7 +248,9 @@ class ClusterTopology(Topology):
             client_name=name,
         )
 
-    def _built(self, role: str, connections: int) -> RedisCluster:
+    def _built(
+        self, role: str, connections: int, socket_timeout: float | None = None
+    ) -> RedisCluster:
         client = self._clients.get(role)
         if client is None:
             with self._lock:
@@ -243,7 +261,7 @@ class ClusterTopology(Topology):
                         startup_nodes=[_cluster_node(name) for name in names],
                         dynamic_startup_nodes=False,
                         max_connections=connections,
-                        **self._options(),
+                        **self._options(socket_timeout),
                     )
                     self._clients[role] = client
         return client
