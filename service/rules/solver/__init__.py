@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from service.rules.options import Rules
@@ -96,18 +96,7 @@ def solve(
 
     ``time_budget`` is in seconds; when it runs out the status is ``GAVE_UP``.
     """
-    rules = rules or Rules()
-    before: Table = tuple(tuple(tiles) for tiles in table)
-    hand = rack if isinstance(rack, Counter) else Counter(rack)
-    if not any(count > 0 for count in hand.values()):
-        return Solution(SolveStatus.NO_PLAY, before)
-    deadline = None if time_budget is None else time.perf_counter() + time_budget
-    position = read_position(before, hand, melded=melded, rules=rules)
-    try:
-        sets = _best_sets(position, deadline) if melded else _best_meld(hand, rules, deadline)
-    except OutOfTime:
-        return Solution(SolveStatus.GAVE_UP, before)
-    return _solution(before, position, sets, melded=melded)
+    return _search(table, rack, melded, rules, time_budget, _best_sets, _best_meld)
 
 
 def any_play(
@@ -124,6 +113,21 @@ def any_play(
     series from every rack tile down: what a pass proof needs, and what a bot plays when
     the search for its best play runs out of time.
     """
+    return _search(table, rack, melded, rules, time_budget, _first_sets, _first_meld)
+
+
+def _search(
+    table: Sequence[Sequence[Tile]],
+    rack: Counter[Tile] | Iterable[Tile],
+    melded: bool,
+    rules: Rules | None,
+    time_budget: float | None,
+    after_meld: Callable[[Position, float | None], Table | None],
+    before_meld: Callable[[Counter[Tile], Rules, float | None], Table | None],
+) -> Solution:
+    """What :func:`solve` and :func:`any_play` share: read the position, run the search
+    for a player who has melded (``after_meld``) or not (``before_meld``) within the
+    budget, and lay its sets out on the table."""
     rules = rules or Rules()
     before: Table = tuple(tuple(tiles) for tiles in table)
     hand = rack if isinstance(rack, Counter) else Counter(rack)
@@ -132,7 +136,7 @@ def any_play(
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     position = read_position(before, hand, melded=melded, rules=rules)
     try:
-        sets = _first_sets(position, deadline) if melded else _first_meld(hand, rules, deadline)
+        sets = after_meld(position, deadline) if melded else before_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
     return _solution(before, position, sets, melded=melded)
