@@ -124,7 +124,11 @@ def test_with_a_replica_a_commit_by_digest_falls_back_whole_and_still_waits_for_
         while replica.client().info("replication").get("master_link_status") != "up":
             assert time.monotonic() < deadline, "the replica did not connect"
             time.sleep(0.05)
-        referee = Referee(MatchStore.open(Settings(redis_url=redis_url)))
+        # This test counts the commands a commit sends, not how fast a replica acknowledges:
+        # a patient wait keeps a busy machine (a fresh CI run missed the 500 ms default) from
+        # turning the count into a timing test.
+        patient = Settings(redis_url=redis_url, redis_wait_timeout_ms=10_000)
+        referee = Referee(MatchStore.open(patient))
         match_id, (ann, _) = set_up(referee)
         redis_client.script_flush()
         before = commands(redis_client)
