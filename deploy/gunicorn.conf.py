@@ -158,6 +158,9 @@ def pre_fork(server, worker):
     worker.slots_row = table.assign() if table is not None else None
 
 
+_yield = None  # gevent.sleep in a gevent worker (post_request)
+
+
 def post_worker_init(worker):
     """Tune the garbage collector and gevent for thousands of open streams (see the module's
     notes), and let SIGTERM end the long waits at once (``service.threads.shutting_down``)."""
@@ -166,7 +169,9 @@ def post_worker_init(worker):
     if "gevent" in sys.modules:
         import gevent
 
+        global _yield
         gevent.config.track_greenlet_tree = False
+        _yield = gevent.sleep
     from service.threads import shutting_down  # imported after gevent patched threading
 
     graceful = signal.getsignal(signal.SIGTERM)
@@ -180,6 +185,19 @@ def post_worker_init(worker):
             graceful(signum, frame)
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def post_request(worker, req, environ, resp):
+    """Let every other connection of the worker run before this one reads its next request.
+
+    A gevent greenlet runs until a read or write would block. On a fast loopback the next
+    request of a kept-alive connection (and Redis's answer) is often already there, so one
+    connection could be served many times in a row while the others' requests waited: with 32
+    connections the p99 of ``GET /readyz`` was 250 ms at a p50 of 16 ms. One turn of the event
+    loop after each answer serves the connections in turn (p99 57 ms, same throughput).
+    """
+    if _yield is not None:
+        _yield(0)
 
 
 def child_exit(server, worker):
