@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import mmap
 import struct
+import threading
 import zlib
 
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
@@ -46,6 +47,7 @@ class StateTable:
         self._memory = mmap.mmap(-1, rows * SLOTS * SLOT_BYTES)  # anonymous, MAP_SHARED
         self._free = list(range(rows - 1, -1, -1))
         self.row: int | None = None  # the row this process writes (set before the fork)
+        self._writing = threading.Lock()  # one writer per row: the threads of a gthread worker
 
     # -- in the master ---------------------------------------------------------------------
 
@@ -74,14 +76,15 @@ class StateTable:
         if len(name) > 32:
             return False
         at = self._slot(self.row, match_id)
-        (sequence,) = _SEQUENCE.unpack_from(self._memory, at)
-        _SEQUENCE.pack_into(self._memory, at, sequence + 1)  # odd: being written
-        _HEADER.pack_into(
-            self._memory, at, sequence + 1, version, len(state), zlib.crc32(state), name
-        )
-        start = at + HEADER_BYTES
-        self._memory[start : start + len(state)] = state
-        _SEQUENCE.pack_into(self._memory, at, sequence + 2)  # even: whole
+        with self._writing:
+            (sequence,) = _SEQUENCE.unpack_from(self._memory, at)
+            _SEQUENCE.pack_into(self._memory, at, sequence + 1)  # odd: being written
+            _HEADER.pack_into(
+                self._memory, at, sequence + 1, version, len(state), zlib.crc32(state), name
+            )
+            start = at + HEADER_BYTES
+            self._memory[start : start + len(state)] = state
+            _SEQUENCE.pack_into(self._memory, at, sequence + 2)  # even: whole
         return True
 
     def newest(self, match_id: str, *, newer_than: int) -> tuple[int, bytes] | None:
