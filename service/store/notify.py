@@ -72,8 +72,8 @@ _FAILURES = (RedisError, RedisClusterException)
 
 GROUP = "dispatch"
 OUTBOX_DAYS = 7  # how long an outbox keeps its entries (the feed can resume that far back)
-LOG_KEPT = 200  # deliveries kept in a webhook's log, per shard
-FINISHED_KEPT = 7 * 24 * 3600  # seconds a delivered or dead delivery stays readable
+LOG_KEPT = 200  # deliveries kept in a webhook's log, per shard (older finished ones go)
+FINISHED_KEPT = 7 * 24 * 3600  # seconds a delivered or dead delivery in the log stays readable
 REGISTRY = "{wh}:hooks:"
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0, 600.0, 3600.0)
 
@@ -143,11 +143,13 @@ local function head(tag, due, member, now, lease)
 end
 """
 
-# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, body,
-# created (ms), the log's size, the app, the lease, the most heads to lease, then (webhook,
-# delivery id) pairs. One delivery per webhook (made once: a claimed entry may be fanned out
-# again), then the entry is acknowledged; the queues it made due (nobody held them) are leased
-# to the caller, up to the most it asked for, and their heads answered.
+# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, the
+# compact notification, created (ms), the log's size, the app, the lease, the most heads to
+# lease, then (webhook, delivery id) pairs. One delivery per webhook (made once: a claimed
+# entry may be fanned out again), then the entry is acknowledged; the queues it made due
+# (nobody held them) are leased to the caller, up to the most it asked for, and their heads
+# answered. A delivery that leaves the webhook's log (its LOG_KEPT newest on the shard) is
+# forgotten if it is finished, and when it finishes if it is still pending.
 FANOUT = (
     _HEAD_LUA
     + """
@@ -169,7 +171,14 @@ for i = 12, #ARGV, 2 do
     end
     local log = tag .. ':wh:log:' .. hook
     redis.call('ZADD', log, ARGV[7], did)
-    redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
+    local older = redis.call('ZRANGE', log, 0, -(tonumber(ARGV[8]) + 1))
+    if #older > 0 then
+      redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
+      for _, old in ipairs(older) do
+        local od = tag .. ':wh:d:' .. old
+        if redis.call('HGET', od, 'status') ~= 'pending' then redis.call('DEL', od) end
+      end
+    end
     redis.call('HINCRBY', KEYS[2], 'pending', 1)
   end
 end
@@ -203,8 +212,9 @@ return out
 
 # KEYS: the shard's due and stats keys. ARGV: tag, member, delivery id, outcome (delivered,
 # retry, dead), status code ('' none), delay (retry), whether it was sent ('1'), latency
-# bucket field ('' none), latency, lease, how long a finished delivery is kept. The queue's
-# next head comes back (leased) when the delivery left the queue and another one is due now.
+# bucket field ('' none), latency, lease, how long a finished delivery is kept (while it is
+# in its webhook's log; out of it, it is forgotten at once). The queue's next head comes back
+# (leased) when the delivery left the queue and another one is due now.
 FINISH = (
     _HEAD_LUA
     + """
@@ -226,7 +236,11 @@ if outcome == 'retry' then
   return false
 end
 redis.call('HSET', d, 'status', outcome, 'code', ARGV[5], 'next', '')
-redis.call('EXPIRE', d, tonumber(ARGV[11]))
+if redis.call('ZSCORE', tag .. ':wh:log:' .. redis.call('HGET', d, 'webhook'), did) then
+  redis.call('EXPIRE', d, tonumber(ARGV[11]))
+else
+  redis.call('DEL', d)
+end
 redis.call('LPOP', q)
 redis.call('HINCRBY', KEYS[2], 'pending', -1)
 redis.call('HINCRBY', KEYS[2], outcome, 1)
