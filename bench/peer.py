@@ -52,7 +52,18 @@ sys.path.insert(0, str(ROOT))
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 PEER_DIR = Path(
-    os.environ.get("PEER_DIR", ROOT.parent.parent / "shared/peers/lstasi-rummikub-game")
+    os.environ.get("PEER_DIR", "")
+    or next(  # ../shared beside the project (or beside the folder of a git worktree)
+        (
+            path
+            for path in (
+                ROOT.parent / "shared/peers/lstasi-rummikub-game",
+                ROOT.parent.parent / "shared/peers/lstasi-rummikub-game",
+            )
+            if path.is_dir()
+        ),
+        ROOT.parent / "shared/peers/lstasi-rummikub-game",
+    )
 )
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rummikub-referee"
 UNFIXED = "return Redis.from_url(redis_url, decode_responses=True)"
