@@ -278,7 +278,10 @@ def our_server(api: Any, port: int, folder: Path, games: int, rounds: int) -> Se
     reads: list[str] = []
     draws: list[list[str]] = [[] for _ in range(rounds + 1)]  # the reads' games, then fresh
     for number in range(games * (rounds + 1)):
-        created = api.call("POST", "/v1/matches", {"players": [{"name": "A"}, {"name": "B"}]})
+        # No turn clock, as the peer has none: a turn that timed out between the setup and a
+        # later round's draws would be the other seat's (a 409, and that game stalled for 10 s).
+        body = {"players": [{"name": "A"}, {"name": "B"}], "rules": {"turn_seconds": 0}}
+        created = api.call("POST", "/v1/matches", body)
         match_id, first = created["id"], created["match"]["current_seat"]
         auths = [seat["token"] for seat in created["seats"]]
         path = f"/v1/matches/{match_id}"
