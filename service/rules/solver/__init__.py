@@ -320,15 +320,14 @@ def _best_sets(
     floor, every rack tile placed, that search is quick and runs anyway. Those searches
     drop the states that have laid their jokers and cannot reach the floor even if
     every number above placed what a search without jokers from 13 down finds there
-    (:func:`future_bounds`).
+    (:func:`future_bounds`, run again for each floor: at a high floor it is quick, and
+    with locked sets it reads them unlocked).
     """
     tiles = sum(map(sum, position.optional)) + position.rack_jokers
     if most_tiles is not None:
         tiles = min(tiles, most_tiles)
     floors = [(tiles - left_out) * TILE_WEIGHT for left_out in _left_out(tiles)] + [1]
-    future = None
-    if position.jokers and position.meld_threshold is None:
-        future = future_bounds(position, deadline)
+    bounded = position.jokers > 0 and position.meld_threshold is None
     series = (
         position.meld_threshold is None
         and position.jokers > 0
@@ -336,6 +335,7 @@ def _best_sets(
     )
     for index, floor in enumerate(floors if series else ()):
         found = None
+        future = future_bounds(position, deadline, floor) if bounded else None
         for limit in range(position.jokers):
             plan = best_plan(
                 position,
@@ -357,6 +357,7 @@ def _best_sets(
             if sets is not None:
                 return sets
     for floor in floors:
+        future = future_bounds(position, deadline, floor) if bounded else None
         sets = _with_every_joker(position, deadline, floor, future)
         if sets is not None:
             return sets

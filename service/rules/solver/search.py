@@ -52,6 +52,7 @@ from service.rules.solver.packing import (
     SCALE,
     SMALL_LAYER,
     TILE_WEIGHT,
+    UNREACHABLE,
     colour_ids,
     undominated,
     undominated_plain,
@@ -137,23 +138,35 @@ def best_plan(
     return Plan(search.unwind(best, parents), spare, score)
 
 
-def future_bounds(position: Position, deadline: float | None = None) -> tuple[int, ...] | None:
+def future_bounds(
+    position: Position, deadline: float | None = None, floor: int = 0
+) -> tuple[int, ...]:
     """For each number ``n``, at most what the rack tiles above ``n`` can add when no
-    more joker is laid there; None for a position with locked sets.
+    more joker is laid there.
 
     A search without jokers that reads the position from 13 down gives, after each
     number, the most rack tiles any play can place above it, whatever runs it leaves
-    open below; each counts 13 points, the most it can be worth.
+    open below; each counts 13 points, the most it can be worth. With locked sets it
+    reads their real tiles as table tiles and drops the locks, which only lets it place
+    more; where no play without jokers covers the numbers above ``n`` (a locked set
+    needs its joker there) the bound is out of reach.
+
+    The bounds serve searches whose floor is ``floor`` or more: the search from 13 down
+    drops the states that could not make a play worth it even if every rack tile below
+    placed (by tile count, what its floor can be sure of).
     """
-    if position.locked_runs or position.locked_groups:
-        return None
-    search = _Search(mirrored(position), True, deadline, 0, 0)
+    real_floor = floor - position.rack_jokers * JOKER_WEIGHT
+    most_points = TILE_WEIGHT + MAX_NUMBER
+    tiles_needed = max(0, -(-real_floor // most_points))
+    search = _Search(mirrored(position), True, deadline, tiles_needed * TILE_WEIGHT, 0)
     bounds = [0] * (MAX_NUMBER + 1)
     layer: dict[int, int] = {0: 0}
     for number in range(1, MAX_NUMBER + 1):
         layer, _ = search.advance(number, layer)
-        if not layer:  # pragma: no cover - the table as it is always remains
-            return None
+        if not layer:
+            for below in range(MAX_NUMBER - number + 1):
+                bounds[below] = UNREACHABLE
+            break
         tiles = (max(layer.values()) >> SCALE) // TILE_WEIGHT
         bounds[MAX_NUMBER - number] = tiles * (TILE_WEIGHT + MAX_NUMBER)
     return tuple(bounds)
