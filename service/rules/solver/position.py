@@ -168,7 +168,7 @@ def read_position(
     )
 
 
-def mirrored(position: Position) -> Position:
+def mirrored(position: Position, jokers: int = 0) -> Position:
     """The position read from 13 down to 1, without jokers, locks or meld: number ``n``
     becomes ``14 - n``. Runs and groups read the same either way. The real tiles of
     locked sets are table tiles like the others (every play that keeps the locks is a
@@ -180,7 +180,7 @@ def mirrored(position: Position) -> Position:
         (mandatory[0], *reversed(mandatory[1:])),
         (position.optional[0], *reversed(position.optional[1:])),
         0,
-        0,
+        jokers,
         slots=EMPTY_GRID,
         locked_starts=EMPTY_GRID,
         locked_ends=EMPTY_GRID,
