@@ -296,19 +296,35 @@ def main() -> int:
         measure.warm_up()
         rounds: list[dict[str, Run]] = []
         largest_rss = 0.0
+        scripts: dict[str, list[float]] = {DRAFTS: [], MIX: []}
+        background: list[float] = []  # scripts a second while only /readyz runs (the sweeper)
+        redis_client = redis_server.client()
         for number in range(args.rounds):
             turn = number % len(loads)
             runs = {}
             for load in loads[turn:] + loads[:turn]:
+                before = scripts_run(redis_client)
                 runs[load.name] = measure.run(load.name, load.lua(number), load.path)
+                sent = scripts_run(redis_client) - before
+                if load.name == BASELINE:
+                    background.append(sent / runs[load.name].seconds)
                 if load.name in (DRAFTS, MIX):
                     largest_rss = max(largest_rss, worker_rss_mb(gunicorn.pid))
+                    scripts[load.name].append(sent / max(runs[load.name].requests, 1))
             rounds.append(runs)
             print(f"round {number + 1}: " + "; ".join(
                 f"{load.name.split()[0]} {runs[load.name].throughput:.0f} req/s"
                 f" p99 {runs[load.name].p99_ms:.1f} ms" for load in loads
             ) + f" (load average {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
         missed = report(rounds, per_match, largest_rss)
+        idle = (
+            median(background) * args.duration / max(median(r[DRAFTS].requests for r in rounds), 1)
+        )
+        print(
+            "Redis scripts per request (a commit or a load; 1.0 when every worker's copy was"
+            f" current): drafts {median(scripts[DRAFTS]):.2f}, mix {median(scripts[MIX]):.2f},"
+            f" of which the sweeper's about {idle:.2f} (its rate while only /readyz ran)"
+        )
     return 1 if missed and args.strict else 0
 
 
@@ -497,6 +513,14 @@ def mix_matches(api: Api, number: int) -> list[tuple[str, ...]]:
         match_id, tokens = dealt(api, racks, box)
         rows.append((match_id, *tokens, *colours, *spares))
     return rows
+
+
+def scripts_run(client: Any) -> int:
+    """How many scripts Redis has run (``EVALSHA`` and ``EVAL``) since it started."""
+    stats = client.info("commandstats")
+    return sum(
+        int(stats.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ("evalsha", "eval")
+    )
 
 
 def worker_rss_mb(master: int) -> float:

@@ -52,7 +52,18 @@ sys.path.insert(0, str(ROOT))
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 PEER_DIR = Path(
-    os.environ.get("PEER_DIR", ROOT.parent.parent / "shared/peers/lstasi-rummikub-game")
+    os.environ.get("PEER_DIR", "")
+    or next(  # ../shared beside the project (or beside the folder of a git worktree)
+        (
+            path
+            for path in (
+                ROOT.parent / "shared/peers/lstasi-rummikub-game",
+                ROOT.parent.parent / "shared/peers/lstasi-rummikub-game",
+            )
+            if path.is_dir()
+        ),
+        ROOT.parent / "shared/peers/lstasi-rummikub-game",
+    )
 )
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rummikub-referee"
 UNFIXED = "return Redis.from_url(redis_url, decode_responses=True)"
@@ -267,7 +278,10 @@ def our_server(api: Any, port: int, folder: Path, games: int, rounds: int) -> Se
     reads: list[str] = []
     draws: list[list[str]] = [[] for _ in range(rounds + 1)]  # the reads' games, then fresh
     for number in range(games * (rounds + 1)):
-        created = api.call("POST", "/v1/matches", {"players": [{"name": "A"}, {"name": "B"}]})
+        # No turn clock, as the peer has none: a turn that timed out between the setup and a
+        # later round's draws would be the other seat's (a 409, and that game stalled for 10 s).
+        body = {"players": [{"name": "A"}, {"name": "B"}], "rules": {"turn_seconds": 0}}
+        created = api.call("POST", "/v1/matches", body)
         match_id, first = created["id"], created["match"]["current_seat"]
         auths = [seat["token"] for seat in created["seats"]]
         path = f"/v1/matches/{match_id}"

@@ -15,13 +15,26 @@ Events and their ``data`` (see ``../shared/SPEC.md`` section 3 and docs/CLIENTS.
   and ``version``.
 
 Each body is ``{"type", "timestamp" (ISO 8601, UTC), "data"}``, the Standard Webhooks shape.
+
+**Stored compact.** The outbox keeps a notification 7 days (the feed resumes from it), and a
+delivery keeps it 7 days more, so they hold its compact form (:meth:`Notice.compact`), not its
+body: a JSON array of a letter for the type, the timestamp in milliseconds and the values of
+``data`` in their fixed order, without the match id (the entry holds it)::
+
+    ["s",1796144758062,3,2,"user-5-2",1796144818.062325]       about 50 bytes, not 190
+
+:func:`expand` makes the same body again, byte for byte (the same values through the same
+JSON writer), so a retry sends what the first attempt sent. A ``data`` that does not have
+its type's fields in order is kept as its whole body (text starting with ``{``), which
+:func:`expand` answers as it is; so does what was stored before the compact form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from service import jsoncodec
@@ -32,6 +45,7 @@ __all__ = [
     "Notice",
     "Notices",
     "body",
+    "expand",
     "expiring_at",
     "notices_of",
 ]
@@ -54,6 +68,20 @@ _TURN_ENDS = frozenset(
         EventType.TURN_TIMED_OUT,
     }
 )
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+# Each type's letter in the compact form and the fields of its ``data`` after ``match_id``,
+# in the order the body writes them. Never change a letter or an order: stored entries use
+# them (add a type with a new letter).
+_LAYOUTS = {
+    "turn.started": ("s", ("version", "seat", "ref", "deadline")),
+    "turn.expiring": ("x", ("version", "seat", "ref", "deadline")),
+    "game.ended": ("g", ("version", "game_number", "scores", "winner_seat")),
+    "match.finished": ("f", ("version",)),
+    "player.left": ("l", ("version", "seat", "ref")),
+    "match.canceled": ("c", ("version",)),
+}
+_TYPES = {letter: (kind, fields) for kind, (letter, fields) in _LAYOUTS.items()}
 _SIMPLE = {
     EventType.MATCH_FINISHED: "match.finished",
     EventType.MATCH_CANCELED: "match.canceled",
@@ -62,10 +90,30 @@ _SIMPLE = {
 
 @dataclass(frozen=True)
 class Notice:
-    """One notification: its type and its body (the JSON text delivered and streamed)."""
+    """One notification: its type, when (epoch seconds) and its ``data``."""
 
     type: str
-    body: str
+    at: float
+    data: dict[str, Any]
+
+    @cached_property
+    def body(self) -> str:
+        """The JSON text delivered and streamed."""
+        return body(self.type, self.at, self.data)
+
+    def compact(self, match_id: str) -> str:
+        """What the outbox stores of it, a notification of ``match_id`` (see the module):
+        :func:`expand` makes :attr:`body` from it and the match id."""
+        layout = _LAYOUTS.get(self.type)
+        if (
+            layout is None
+            or list(self.data) != ["match_id", *layout[1]]
+            or self.data["match_id"] != match_id
+        ):
+            return self.body
+        letter, fields = layout
+        values = [self.data[name] for name in fields]
+        return jsoncodec.dumps([letter, _millis(self.at), *values]).decode()
 
 
 @dataclass(frozen=True)
@@ -74,16 +122,38 @@ class Notices:
     ``warn`` is ``None`` to leave it as it is, ``()`` to drop it, or (when, notice)."""
 
     app: str
+    match_id: str
     notices: tuple[Notice, ...]
     warn: tuple[()] | tuple[float, Notice] | None
 
 
 def body(event_type: str, at: float, data: dict[str, Any]) -> str:
     """The JSON body of a notification (one line)."""
-    stamp = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
-    return jsoncodec.dumps(
-        {"type": event_type, "timestamp": stamp.replace("+00:00", "Z"), "data": data}
-    ).decode()
+    return _body(event_type, datetime.fromtimestamp(at, UTC), data)
+
+
+def _body(event_type: str, when: datetime, data: dict[str, Any]) -> str:
+    stamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return jsoncodec.dumps({"type": event_type, "timestamp": stamp, "data": data}).decode()
+
+
+def _millis(at: float) -> int:
+    """The whole milliseconds of ``at`` as the body's timestamp shows them."""
+    return (datetime.fromtimestamp(at, UTC) - _EPOCH) // _MS
+
+
+def expand(match_id: str, stored: str) -> tuple[str, str]:
+    """The type and body of a notification of ``match_id`` stored as ``stored`` (its
+    :meth:`Notice.compact`, or a whole body); raise ValueError when it is neither."""
+    if stored.startswith("{"):
+        held = jsoncodec.loads(stored)
+        return str(held["type"]), stored
+    letter, millis, *values = jsoncodec.loads(stored)
+    kind, fields = _TYPES[letter]
+    if len(values) != len(fields):
+        raise ValueError(f"a stored {kind} notification has {len(values)} fields")
+    data = {"match_id": match_id, **dict(zip(fields, values, strict=True))}
+    return kind, _body(kind, _EPOCH + millis * _MS, data)
 
 
 def expiring_at(match: Match) -> float | None:
@@ -109,14 +179,14 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
             data["game_number"] = event.data.get("game_number")
             data["scores"] = event.data.get("scores")
             data["winner_seat"] = event.data.get("winner")
-            found.append(Notice("game.ended", body("game.ended", event.at, data)))
+            found.append(Notice("game.ended", event.at, data))
         elif event.type is EventType.PLAYER_LEFT and event.seat is not None:
             data["seat"] = event.seat
             data["ref"] = match.players[event.seat].ref
-            found.append(Notice("player.left", body("player.left", event.at, data)))
+            found.append(Notice("player.left", event.at, data))
         elif event.type in _SIMPLE:
             kind = _SIMPLE[event.type]
-            found.append(Notice(kind, body(kind, event.at, data)))
+            found.append(Notice(kind, event.at, data))
     warn: tuple[()] | tuple[float, Notice] | None = None
     if match.status is not Status.PLAYING:
         warn = ()
@@ -131,10 +201,10 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
                 "ref": player.ref,
                 "deadline": match.turn_deadline,
             }
-            found.append(Notice("turn.started", body("turn.started", now, data)))
+            found.append(Notice("turn.started", now, data))
             when = expiring_at(match)
             if when is not None:
-                warn = (when, Notice("turn.expiring", body("turn.expiring", when, data)))
+                warn = (when, Notice("turn.expiring", when, data))
     if not found and warn is None:
         return None
-    return Notices(match.owner, tuple(found), warn)
+    return Notices(match.owner, match.id, tuple(found), warn)

@@ -154,6 +154,14 @@ def test_redis_is_a_statefulset_with_a_volume_and_the_append_only_file() -> None
     assert redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
     conf = objects("ConfigMap")["redis-config"]["data"]["redis.conf"]
     assert "appendonly yes" in conf and "maxmemory-policy noeviction" in conf
+    # the stream node settings bench/memory.py measures with (deploy/redis.conf's)
+    streams = [
+        line
+        for line in (DEPLOY / "redis.conf").read_text().splitlines()
+        if line.startswith("stream-node-")
+    ]
+    held = [line.strip() for line in conf.splitlines()]
+    assert len(streams) == 2 and all(line in held for line in streams)
 
 
 def test_compose_runs_two_app_replicas_behind_nginx_a_sweeper_and_redis_with_aof() -> None:

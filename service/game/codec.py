@@ -126,6 +126,20 @@ def _result_row(result: GameResult) -> list[Any]:
     return [result.game_number, reason, ending, outcome.winner, list(outcome.scores)]
 
 
+def _stored_rules(options: Mapping[str, Any]) -> Rules:
+    """The rules of a format 2 state (the options that differ from ``_RULES_2``)."""
+    try:
+        return _rules_of_options(tuple(sorted(options.items())))
+    except TypeError:  # an unhashable value: read it the long way (which refuses it)
+        return rules_from_dict({**_RULES_2, **options})
+
+
+@lru_cache(maxsize=256)
+def _rules_of_options(options: tuple[tuple[str, Any], ...]) -> Rules:
+    # Every load decodes a state: work each set of options out once (Rules never changes).
+    return rules_from_dict({**_RULES_2, **dict(options)})
+
+
 def _tiles(text: str) -> tuple[Any, ...]:
     return parse_tiles(text.split())
 
@@ -155,7 +169,7 @@ def _match_from_format_2(data: Mapping[str, Any]) -> Match:
     draft = data.get("dr")
     return Match(
         id=str(data["id"]),
-        rules=rules_from_dict({**_RULES_2, **data["r"]}),
+        rules=_stored_rules(data["r"]),
         players=players,
         pool=_tiles(data["pool"]),
         table=tuple(_tiles(tiles) for tiles in data["tb"]),

@@ -181,9 +181,18 @@ def full_set(tile_set: TileSet = TileSet.STANDARD) -> Counter[Tile]:
 
 def parse_tiles(codes: Iterable[str]) -> tuple[Tile, ...]:
     """Parse a sequence of codes; raise :class:`InvalidTileCode` at the first bad one."""
-    return tuple(Tile.parse(code) for code in codes)
+    held = codes if isinstance(codes, (list, tuple)) else list(codes)
+    try:  # the plain codes, looked up at once: every stored state holds a whole box of them
+        return tuple(map(_PLAIN.__getitem__, held))
+    except (KeyError, TypeError):  # a named joker, or a code to refuse with its reason
+        return tuple(Tile.parse(code) for code in held)
 
 
 def codes_of(tiles: Iterable[Tile]) -> list[str]:
     """Return the codes of ``tiles`` in order."""
     return [tile.code for tile in tiles]
+
+
+_PLAIN: dict[str, Tile] = {
+    tile.code: _parse(tile.code) for tile in full_set(TileSet.XP)
+}  # every plain code (and "J"), as Tile.parse makes it

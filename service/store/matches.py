@@ -21,6 +21,9 @@ commit carries an id, and the script recognises its own earlier run, so the stor
 commit again when the first answer was lost: it is applied at most once. A worker keeps the
 last decoded state of recent matches; a move computed on it commits in that one round trip
 when it is still current (the script checks the version and the clock it was computed with).
+Under gunicorn the workers of a host also publish the states they commit to each other
+(``service.shared_states``), so a worker whose copy another worker made old computes on the
+newer one instead of having its commit refused.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service import game, jsoncodec
+from service import game, jsoncodec, shared_states
 from service.config import Settings
 from service.game import Event, EventType, Match
 from service.notices import notices_of
@@ -233,7 +236,7 @@ class MatchStore:
         One round trip; the state is not sent again when this worker holds its version.
         """
         keys = Keys(match_id)
-        cached = self._decoded.get(match_id)
+        cached = self._copy(match_id)
         known = "" if cached is None else str(cached[0].version)
         version, state, seconds, micros = self._call(
             keys.state, lambda: self.topology.eval(LOAD, [keys.state], [known])
@@ -248,12 +251,24 @@ class MatchStore:
     def cached(self, match_id: str) -> Loaded | None:
         """This worker's last copy of the match, with an estimate of the clock (no round
         trip); ``None`` when there is none. A commit computed on it is checked."""
-        entry = self._decoded.get(match_id)
+        entry = self._copy(match_id)
         clock = self._clock
         if entry is None or clock is None:
             return None
         now = clock[0] + (time.monotonic() - clock[1])
         return Loaded(entry[0], entry[1], now, fresh=False)
+
+    def _copy(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
+        """The newest copy of the match on this host: this worker's, or a newer one another
+        worker published after its commit (``service.shared_states``)."""
+        entry = self._decoded.get(match_id)
+        table = shared_states.current()
+        if table is None:
+            return entry
+        newer = table.newest(match_id, newer_than=-1 if entry is None else entry[0].version)
+        if newer is None:
+            return entry
+        return self._parse(newer[1])
 
     def exists(self, match_id: str) -> bool:
         """Whether the match is stored."""
@@ -444,6 +459,8 @@ class MatchStore:
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
             settled = self._settle(change, answer, replicated, resent=attempt > 0)
+            if settled is None:
+                self._share(change.match, argv[2])
             if settled is None and change.match.status is not game.Status.PLAYING:
                 self._pack_quietly(change.match.id, len(change.match.players))
             return settled
@@ -618,10 +635,23 @@ class MatchStore:
         return argv
 
     def _decode(self, state: str, now: float) -> Loaded:
+        match, seats = self._parse(state)
+        self._share(match, state)
+        return Loaded(match, seats, now)
+
+    def _parse(self, state: str | bytes) -> tuple[Match, tuple[str, ...]]:
+        """The match and token digests of a stored state, kept as this worker's copy."""
         stored = jsoncodec.loads(state)
         match, seats = game.from_dict(stored["m"]), tuple(stored["t"])
         self._decoded.put(match, seats)
-        return Loaded(match, seats, now)
+        return match, seats
+
+    @staticmethod
+    def _share(match: Match, state: str | bytes) -> None:
+        """Publish the stored state of ``match`` to the host's other workers."""
+        table = shared_states.current()
+        if table is not None:
+            table.put(match.id, match.version, state.encode() if isinstance(state, str) else state)
 
     def _tick(self, seconds: Any, micros: Any) -> float:
         now = int(seconds) + int(micros) / 1_000_000

@@ -6,13 +6,15 @@ Every per-match key lives under the hash tag of the match's shard (``{s<k>}``, s
 step as the move that causes it, on the node that holds the match::
 
     {s<k>}:out:<app>               stream: the app's notifications of matches on shard k
-                                   (m match id, t type, b the JSON body); entries and the
-                                   key itself kept OUTBOX_DAYS (app history, not per match);
-                                   consumer group "dispatch" (the dispatchers); the feed reads it
+                                   (m match id, c the notification's compact form, see
+                                   service.notices; entries written before that form hold
+                                   t type, b the JSON body); entries and the key itself kept
+                                   OUTBOX_DAYS (app history, not per match); consumer group
+                                   "dispatch" (the dispatchers); the feed reads it
     {s<k>}:warn                    sorted set: match id -> when its turn.expiring is due
-    {s<k>}:warnb                   hash: match id -> "<app>\\n<turn.expiring body>"
-    {s<k>}:wh:d:<delivery>         hash: one delivery (webhook, type, match_id, body, status,
-                                   attempts, tries, code, next, created)
+    {s<k>}:warnb                   hash: match id -> "<app>\\n<turn.expiring, compact>"
+    {s<k>}:wh:d:<delivery>         hash: one delivery (webhook, type, match_id, body: the
+                                   compact form, status, attempts, tries, code, next, created)
     {s<k>}:wh:q:<webhook>:<match>  list: the deliveries of one match to one webhook, in order
     {s<k>}:wh:due                  sorted set: "<webhook>:<match>" -> when its head is due
                                    (or until when a dispatcher holds it: the lease)
@@ -39,13 +41,13 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypeVar
 
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from service import jsoncodec
-from service.notices import Notices
+from service.notices import Notices, expand
 from service.store.errors import StoreUnavailable
 from service.store.topology import ClusterTopology, Topology
 
@@ -70,14 +72,15 @@ _FAILURES = (RedisError, RedisClusterException)
 
 GROUP = "dispatch"
 OUTBOX_DAYS = 7  # how long an outbox keeps its entries (the feed can resume that far back)
-LOG_KEPT = 200  # deliveries kept in a webhook's log, per shard
-FINISHED_KEPT = 7 * 24 * 3600  # seconds a delivered or dead delivery stays readable
+LOG_KEPT = 200  # deliveries kept in a webhook's log, per shard (older finished ones go)
+FINISHED_KEPT = 7 * 24 * 3600  # seconds a delivered or dead delivery in the log stays readable
 REGISTRY = "{wh}:hooks:"
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0, 600.0, 3600.0)
 
 # A Lua function for the commit script: the app's notifications of the change (ARGV from
 # ``at``: app ('' for none), the shard's tag, the outbox's age limit in seconds, the count,
-# (type, body) pairs, then the turn's warning: '' leave it, '-' drop it, or when and body).
+# the notifications (each compact: :meth:`service.notices.Notice.compact`), then the turn's
+# warning: '' leave it, '-' drop it, or when and the compact notification).
 NOTIFY_LUA = """
 local function notify(match_id, at)
   local app = ARGV[at]
@@ -88,12 +91,11 @@ local function notify(match_id, at)
     local oldest = string.format('%d', (tonumber(t[1]) - tonumber(ARGV[at + 2])) * 1000)
     local out = tag .. ':out:' .. app
     for i = 0, n - 1 do
-      redis.call('XADD', out, 'MINID', '~', oldest, '*',
-                 'm', match_id, 't', ARGV[at + 4 + 2 * i], 'b', ARGV[at + 5 + 2 * i])
+      redis.call('XADD', out, 'MINID', '~', oldest, '*', 'm', match_id, 'c', ARGV[at + 4 + i])
     end
     redis.call('EXPIRE', out, ARGV[at + 2])
   end
-  local w = at + 4 + 2 * n
+  local w = at + 4 + n
   if ARGV[w] == '-' then
     redis.call('ZREM', tag .. ':warn', match_id)
     redis.call('HDEL', tag .. ':warnb', match_id)
@@ -117,8 +119,7 @@ for _, id in ipairs(ids) do
   if held and redis.call('EXISTS', ARGV[2] .. ':' .. id .. ':state') == 1 then
     local cut = string.find(held, '\\n', 1, true)
     local out = ARGV[2] .. ':out:' .. string.sub(held, 1, cut - 1)
-    redis.call('XADD', out, 'MINID', '~', oldest, '*', 'm', id, 't', 'turn.expiring',
-               'b', string.sub(held, cut + 1))
+    redis.call('XADD', out, 'MINID', '~', oldest, '*', 'm', id, 'c', string.sub(held, cut + 1))
     redis.call('EXPIRE', out, ARGV[3])
   end
   redis.call('ZREM', KEYS[1], id)
@@ -142,11 +143,13 @@ local function head(tag, due, member, now, lease)
 end
 """
 
-# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, body,
-# created (ms), the log's size, the app, the lease, the most heads to lease, then (webhook,
-# delivery id) pairs. One delivery per webhook (made once: a claimed entry may be fanned out
-# again), then the entry is acknowledged; the queues it made due (nobody held them) are leased
-# to the caller, up to the most it asked for, and their heads answered.
+# KEYS: the shard's due and stats keys. ARGV: tag, outbox, entry id, match id, type, the
+# compact notification, created (ms), the log's size, the app, the lease, the most heads to
+# lease, then (webhook, delivery id) pairs. One delivery per webhook (made once: a claimed
+# entry may be fanned out again), then the entry is acknowledged; the queues it made due
+# (nobody held them) are leased to the caller, up to the most it asked for, and their heads
+# answered. A delivery that leaves the webhook's log (its LOG_KEPT newest on the shard) is
+# forgotten if it is finished, and when it finishes if it is still pending.
 FANOUT = (
     _HEAD_LUA
     + """
@@ -168,7 +171,14 @@ for i = 12, #ARGV, 2 do
     end
     local log = tag .. ':wh:log:' .. hook
     redis.call('ZADD', log, ARGV[7], did)
-    redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
+    local older = redis.call('ZRANGE', log, 0, -(tonumber(ARGV[8]) + 1))
+    if #older > 0 then
+      redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[8]) + 1))
+      for _, old in ipairs(older) do
+        local od = tag .. ':wh:d:' .. old
+        if redis.call('HGET', od, 'status') ~= 'pending' then redis.call('DEL', od) end
+      end
+    end
     redis.call('HINCRBY', KEYS[2], 'pending', 1)
   end
 end
@@ -202,8 +212,9 @@ return out
 
 # KEYS: the shard's due and stats keys. ARGV: tag, member, delivery id, outcome (delivered,
 # retry, dead), status code ('' none), delay (retry), whether it was sent ('1'), latency
-# bucket field ('' none), latency, lease, how long a finished delivery is kept. The queue's
-# next head comes back (leased) when the delivery left the queue and another one is due now.
+# bucket field ('' none), latency, lease, how long a finished delivery is kept (while it is
+# in its webhook's log; out of it, it is forgotten at once). The queue's next head comes back
+# (leased) when the delivery left the queue and another one is due now.
 FINISH = (
     _HEAD_LUA
     + """
@@ -225,7 +236,11 @@ if outcome == 'retry' then
   return false
 end
 redis.call('HSET', d, 'status', outcome, 'code', ARGV[5], 'next', '')
-redis.call('EXPIRE', d, tonumber(ARGV[11]))
+if redis.call('ZSCORE', tag .. ':wh:log:' .. redis.call('HGET', d, 'webhook'), did) then
+  redis.call('EXPIRE', d, tonumber(ARGV[11]))
+else
+  redis.call('DEL', d)
+end
 redis.call('LPOP', q)
 redis.call('HINCRBY', KEYS[2], 'pending', -1)
 redis.call('HINCRBY', KEYS[2], outcome, 1)
@@ -304,14 +319,14 @@ def notify_args(notices: Notices | None, tag: str) -> list[Any]:
     """The commit script's arguments for :data:`NOTIFY_LUA` (appended after the others)."""
     if notices is None:
         return [""]
+    match_id = notices.match_id
     argv: list[Any] = [notices.app, tag, str(OUTBOX_DAYS * 86400), str(len(notices.notices))]
-    for notice in notices.notices:
-        argv += [notice.type, notice.body]
+    argv += [notice.compact(match_id) for notice in notices.notices]
     warn = notices.warn
     if warn is None:
         argv.append("")
     elif len(warn) == 2:
-        argv += [repr(warn[0]), warn[1].body]
+        argv += [repr(warn[0]), warn[1].compact(match_id)]
     else:
         argv.append("-")
     return argv
@@ -370,14 +385,32 @@ class Webhook:
 
 @dataclass(frozen=True)
 class OutboxEntry:
-    """One notification read from an app's outbox on a shard."""
+    """One notification read from an app's outbox on a shard; ``stored`` is its compact
+    form (:meth:`service.notices.Notice.compact`) or, written before that form, its body."""
 
     shard: int
     app: str
     entry_id: str
     match_id: str
-    type: str
-    body: str
+    stored: str
+
+    @classmethod
+    def of(cls, shard: int, app: str, entry_id: str, fields: dict[str, str]) -> OutboxEntry:
+        """The entry of the stream fields ``fields`` (``m``, ``c``; or ``m``, ``t``, ``b``)."""
+        return cls(shard, app, entry_id, fields["m"], fields.get("c") or fields["b"])
+
+    @cached_property
+    def _expanded(self) -> tuple[str, str]:
+        return expand(self.match_id, self.stored)
+
+    @property
+    def type(self) -> str:
+        return self._expanded[0]
+
+    @property
+    def body(self) -> str:
+        """The JSON text delivered and streamed."""
+        return self._expanded[1]
 
     @property
     def created_ms(self) -> int:
@@ -528,7 +561,7 @@ class Notifications:
             entry.entry_id,
             entry.match_id,
             entry.type,
-            entry.body,
+            entry.stored,
             str(entry.created_ms),
             str(LOG_KEPT),
             entry.app,
@@ -634,7 +667,7 @@ class Notifications:
 
 
 def _claimed(shard: int, row: Sequence[Any]) -> Claimed:
-    member, did, hook, kind, match_id, body, tries, created, app = row
+    member, did, hook, kind, match_id, stored, tries, created, app = row
     return Claimed(
         shard,
         member,
@@ -642,7 +675,7 @@ def _claimed(shard: int, row: Sequence[Any]) -> Claimed:
         hook or "",
         kind or "",
         match_id or "",
-        body or "",
+        expand(match_id or "", stored)[1] if stored else "",
         int(tries or 0),
         int(created or 0),
         app or "",
@@ -727,9 +760,7 @@ class OutboxReader:
         for key, items in streams:
             app = self.keys[key]
             for entry_id, fields in items:
-                entries.append(
-                    OutboxEntry(self.shard, app, entry_id, fields["m"], fields["t"], fields["b"])
-                )
+                entries.append(OutboxEntry.of(self.shard, app, entry_id, fields))
         return entries
 
     def close(self) -> None:
@@ -802,14 +833,7 @@ class FeedReader:
         for key, items in streams:
             shard = index[key]
             for entry_id, fields in items:
-                found.append(
-                    (
-                        shard,
-                        OutboxEntry(
-                            shard, self.app, entry_id, fields["m"], fields["t"], fields["b"]
-                        ),
-                    )
-                )
+                found.append((shard, OutboxEntry.of(shard, self.app, entry_id, fields)))
         return found
 
     def _read_each(self, count: int) -> list[tuple[str, list[tuple[str, dict[str, str]]]]]:

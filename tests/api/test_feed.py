@@ -218,3 +218,35 @@ def test_the_listeners_of_one_app_share_one_reader_closed_when_the_last_leaves(
     assert feed_connections(redis_url, "mobile") == 1  # one listener is still there
     feeds[-1].response.close()
     assert wait_until(lambda: feed_connections(redis_url, "mobile") == 0)
+
+
+def test_the_outbox_keeps_compact_entries_and_still_serves_those_stored_whole(
+    client, redis_url
+) -> None:
+    created, seats = owned(client)
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        [outbox] = [
+            key
+            for key in raw.scan_iter("*:out:mobile")
+            if any(fields["m"] == created["id"] for _, fields in raw.xrange(key))
+        ]
+        [(_, fields)] = [e for e in raw.xrange(outbox) if e[1]["m"] == created["id"]]
+        assert set(fields) == {"m", "c"} and fields["c"].startswith('["s",')
+        # an entry written before the compact form (type and whole body) reads as it did
+        old = {"type": "match.canceled", "timestamp": "2026-01-01T00:00:00.000Z", "data": {}}
+        old["data"] = {"match_id": created["id"], "version": 99}
+        raw.xadd(outbox, {"m": created["id"], "t": "match.canceled", "b": json.dumps(old)})
+    finally:
+        raw.close()
+    started, canceled = messages(open_feed(client, last_event_id="0"), 2)
+    assert started["event"] == "turn.started"
+    assert started["body"]["data"] == {
+        "match_id": created["id"],
+        "version": created["match"]["version"],
+        "seat": created["match"]["current_seat"],
+        "ref": ["u-ann", "u-bo"][created["match"]["current_seat"]],
+        "deadline": started["body"]["data"]["deadline"],
+    }
+    assert canceled["event"] == "match.canceled" and canceled["body"] == old
+    assert seats

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from standardwebhooks.webhooks import Webhook as PackageVerifier
 
 from service.config import Settings
 from service.dispatcher import Dispatcher
-from service.store import MatchStore
+from service.store import MatchStore, notify
 from service.store.notify import Notifications
 from tests.api.matchclient import Seat
 from tests.support.receiver import Received, Receiver, receiver, verify_signature
@@ -474,3 +475,63 @@ def test_a_receiver_that_drips_its_answer_is_cut_off_at_the_timeout(client, disp
     assert len(accepted) >= 2
     # cut off at the 2 s timeout, then the first retry 0.3 s (+ up to 20 %) later
     assert 2.0 + 0.3 <= accepted[1] - accepted[0] < 2.0 + 0.3 * 1.2 + 1.5
+
+
+class TestTheLogKeepsTheNewest:
+    """A webhook's finished deliveries are kept while they are among its newest on their
+    shard (``LOG_KEPT``, 200; 3 here), and not after: what a match leaves behind is bounded by
+    the log, not by the matches played. A pending delivery is kept until it finishes."""
+
+    @pytest.fixture
+    def dispatcher_settings(self, redis_url: str) -> Settings:
+        return settings_for(redis_url, webhook_retry_schedule="0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2")
+
+    def test_older_finished_deliveries_go_pending_ones_stay(
+        self, client, redis_url, monkeypatch, dispatcher, hook_receiver
+    ) -> None:
+        monkeypatch.setattr(notify, "LOG_KEPT", 3)
+        release = threading.Event()
+        hook_receiver.behave = lambda _: ((204 if release.is_set() else 500), {}, b"", 0.0)
+        made = register(client, hook_receiver.url, ["turn.started"])
+        log_url = f"/v1/webhooks/{made['id']}/deliveries"
+
+        def log() -> list[dict[str, Any]]:
+            listed: list[dict[str, Any]] = client.get(log_url, headers=key()).get_json()[
+                "deliveries"
+            ]
+            return listed
+
+        raw = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            created, seats = owned(client, setup=racks("R1 R2 K5", "K1 K2 K7"))
+            first = hook_receiver.wait_for(1)[0].id  # refused: it waits for its retry
+            for turn in range(4):
+                assert seats[turn % 2].draw().status_code == 200
+            wait(lambda: len(log()) == 3)
+            held = f"{{s{first.split('_')[1]}}}:wh:d:"
+            assert raw.hget(held + first, "status") == "pending"  # out of the log, not gone
+            release.set()
+            wait(lambda: len({r.id for r in hook_receiver.received}) == 5, timeout=15)
+            later = [r.json["data"]["version"] for r in hook_receiver.received if r.id != first]
+            assert later == sorted(later) and len(later) == 4  # in order, after the first
+            wait(lambda: {d["status"] for d in log()} == {"delivered"})
+            kept = [d["id"] for d in log()]
+            gone = sorted({r.id for r in hook_receiver.received} - set(kept))
+            assert len(gone) == 2 and first in gone
+            for delivery in gone:
+                assert not raw.exists(held + delivery)
+                redeliver = f"{log_url}/{delivery}/redeliver"
+                assert client.post(redeliver, headers=key()).status_code == 404
+            for delivery in kept:
+                assert 0 < raw.ttl(held + delivery) <= notify.FINISHED_KEPT
+            assert client.post(f"{log_url}/{kept[0]}/redeliver", headers=key()).status_code == 202
+            assert created
+        finally:
+            raw.close()
+
+
+def wait(check: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

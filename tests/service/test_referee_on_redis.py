@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import redis
 
-from service import game
+from service import game, shared_states
 from service.config import Settings
 from service.game import NotYourTurn, PlayerSpec, Setup
 from service.referee import (
@@ -153,6 +153,40 @@ def test_a_move_on_a_copy_another_worker_made_old_is_computed_again_not_refused(
     assert moved.drawn == ("O3",)
     with pytest.raises(NotYourTurn):
         referee.draw(match_id, bo)
+
+
+def test_a_copy_another_worker_of_the_host_published_spares_the_second_round_trip(
+    referee: Referee, settings: Settings, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the host's table of states (gunicorn maps it), a worker whose copy another
+    worker made old computes on that worker's state: one script, no conflict, no reload."""
+    table = shared_states.StateTable(rows=2)
+    table.assign()
+    monkeypatch.setattr(shared_states, "_table", table)
+    match_id, (ann, bo) = set_up(referee)
+    referee.view(match_id, ann)  # this worker's copy: Ann to play
+    other = another_worker(settings)
+    other.draw(match_id, ann)  # Bo's turn now, published by the other worker
+    before = commands(redis_client)
+    moved = referee.draw(match_id, bo)
+    assert moved.drawn == ("O3",)
+    sent = sent_since(redis_client, before)
+    assert sent.get("evalsha") == 1 and "eval" not in sent  # the commit alone
+    with pytest.raises(NotYourTurn):
+        referee.draw(match_id, bo)
+
+
+def test_without_the_table_a_copy_made_old_costs_a_conflict_and_a_second_commit(
+    referee: Referee, settings: Settings, redis_client: redis.Redis
+) -> None:
+    """What the table spares (the referee is right either way)."""
+    assert shared_states.current() is None
+    match_id, (ann, bo) = set_up(referee)
+    referee.view(match_id, ann)
+    another_worker(settings).draw(match_id, ann)
+    before = commands(redis_client)
+    assert referee.draw(match_id, bo).drawn == ("O3",)
+    assert sent_since(redis_client, before).get("evalsha") == 2  # refused as stale, then again
 
 
 def test_a_commit_sent_twice_is_applied_once(referee: Referee) -> None:

@@ -1,0 +1,129 @@
+"""The last stored state of recent matches, shared by the gunicorn workers of one host.
+
+Each worker keeps the last decoded state of the matches it saw (``MatchStore``), and a move
+computed on a current copy commits in one round trip. But the kernel spreads a client's
+connections over the workers, so the players of one match reach different workers: a worker's
+copy was often made old by another worker's commit, and the move was then computed twice, with
+a second round trip (the commit script answers "conflict" with the fresh state). With the
+states of every worker's last commits in memory they all map, a worker sees the newer state
+before it computes, and commits in one round trip again.
+
+The block is mapped by gunicorn's master before it forks (``deploy/gunicorn.conf.py``): a row
+per worker, a slot per match bucket (a CRC of the id). Each worker writes only its own row, so
+no lock is shared between processes; a reader looks at the bucket's slot in every row and
+takes the newest version of the match it asked for. A slot is written under a sequence number
+(odd while it is being written) and carries a CRC of its state, so a reader never takes a
+state that was half written: it reads nothing instead. What a reader takes is only a copy to
+compute on: the commit script still checks the version, as for any worker's own copy.
+
+This module imports only the standard library: the master loads it before gevent patches
+anything.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import threading
+import zlib
+
+__all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
+
+SLOTS = 2048  # buckets per row
+SLOT_BYTES = 4096
+# sequence, version, state length, state CRC, match id (UTF-8, zero-padded)
+_HEADER = struct.Struct("<QqII32s")
+_SEQUENCE = struct.Struct("<Q")
+HEADER_BYTES = _HEADER.size  # a slot's state starts here
+_LARGEST = SLOT_BYTES - HEADER_BYTES
+
+
+class StateTable:
+    """``rows`` rows of :data:`SLOTS` slots of :data:`SLOT_BYTES` in memory shared with
+    forked children."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self._memory = mmap.mmap(-1, rows * SLOTS * SLOT_BYTES)  # anonymous, MAP_SHARED
+        self._free = list(range(rows - 1, -1, -1))
+        self.row: int | None = None  # the row this process writes (set before the fork)
+        self._writing = threading.Lock()  # one writer per row: the threads of a gthread worker
+
+    # -- in the master ---------------------------------------------------------------------
+
+    def assign(self) -> int | None:
+        """Take a free row for the worker about to be forked (``None`` if all are taken)."""
+        self.row = self._free.pop() if self._free else None
+        return self.row
+
+    def release(self, row: int | None) -> None:
+        """A worker exited: empty its row and make it free again."""
+        if row is None or row in self._free:
+            return
+        start = row * SLOTS * SLOT_BYTES
+        self._memory[start : start + SLOTS * SLOT_BYTES] = bytes(SLOTS * SLOT_BYTES)
+        self._free.append(row)
+
+    # -- in a worker -----------------------------------------------------------------------
+
+    def put(self, match_id: str, version: int, state: bytes) -> bool:
+        """Publish ``state``, the stored JSON of ``match_id`` at ``version``, in this worker's
+        row; ``False`` (nothing written) when this process has no row or the state is larger
+        than a slot holds."""
+        if self.row is None or len(state) > _LARGEST:
+            return False
+        name = match_id.encode("utf-8")
+        if len(name) > 32:
+            return False
+        at = self._slot(self.row, match_id)
+        with self._writing:
+            (sequence,) = _SEQUENCE.unpack_from(self._memory, at)
+            _SEQUENCE.pack_into(self._memory, at, sequence + 1)  # odd: being written
+            _HEADER.pack_into(
+                self._memory, at, sequence + 1, version, len(state), zlib.crc32(state), name
+            )
+            start = at + HEADER_BYTES
+            self._memory[start : start + len(state)] = state
+            _SEQUENCE.pack_into(self._memory, at, sequence + 2)  # even: whole
+        return True
+
+    def newest(self, match_id: str, *, newer_than: int) -> tuple[int, bytes] | None:
+        """The newest (version, state) of ``match_id`` any worker published, if newer than
+        ``newer_than``; ``None`` otherwise (or when every newer slot was being written)."""
+        name = match_id.encode("utf-8")
+        best: tuple[int, bytes] | None = None
+        for row in range(self.rows):
+            at = self._slot(row, match_id)
+            sequence, version, length, crc, held = _HEADER.unpack_from(self._memory, at)
+            if sequence % 2 or version <= newer_than or held.rstrip(b"\0") != name:
+                continue
+            if best is not None and version <= best[0]:
+                continue
+            if length > _LARGEST:
+                continue
+            start = at + HEADER_BYTES
+            state = self._memory[start : start + length]
+            (after,) = _SEQUENCE.unpack_from(self._memory, at)
+            if after != sequence or zlib.crc32(state) != crc:
+                continue  # written meanwhile
+            best = (version, state)
+        return best
+
+    def _slot(self, row: int, match_id: str) -> int:
+        bucket = zlib.crc32(match_id.encode("utf-8")) % SLOTS
+        return (row * SLOTS + bucket) * SLOT_BYTES
+
+
+_table: StateTable | None = None
+
+
+def install(rows: int) -> StateTable:
+    """Map the shared table (in gunicorn's master, before any worker is forked)."""
+    global _table
+    _table = StateTable(rows)
+    return _table
+
+
+def current() -> StateTable | None:
+    """The table mapped by this process or its parent (``None`` outside gunicorn)."""
+    return _table

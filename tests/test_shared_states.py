@@ -1,0 +1,101 @@
+"""The table of match states the workers of one host share (``service/shared_states.py``)."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from service.shared_states import HEADER_BYTES, SLOT_BYTES, SLOTS, StateTable
+
+STATE = b'{"m": {"id": "abc"}, "t": ["d1", "d2"]}'
+
+
+def table(rows: int = 3, row: int | None = 0) -> StateTable:
+    states = StateTable(rows)
+    states.row = row
+    return states
+
+
+def same_bucket_as(match_id: str) -> str:
+    """Another id whose slot is the same as ``match_id``'s."""
+    bucket = zlib.crc32(match_id.encode()) % SLOTS
+    n = 0
+    while True:
+        other = f"other-{n}"
+        if other != match_id and zlib.crc32(other.encode()) % SLOTS == bucket:
+            return other
+        n += 1
+
+
+def test_a_published_state_is_read_back_only_when_newer_than_the_readers_copy() -> None:
+    states = table()
+    assert states.put("match-1", 7, STATE)
+    assert states.newest("match-1", newer_than=-1) == (7, STATE)
+    assert states.newest("match-1", newer_than=6) == (7, STATE)
+    assert states.newest("match-1", newer_than=7) is None
+    assert states.newest("match-2", newer_than=-1) is None
+
+
+def test_the_newest_version_over_every_workers_row_wins() -> None:
+    states = table()
+    states.put("match-1", 4, b"four")
+    states.row = 2
+    states.put("match-1", 9, b"nine")
+    states.row = 1
+    states.put("match-1", 6, b"six")
+    assert states.newest("match-1", newer_than=0) == (9, b"nine")
+
+
+def test_another_match_in_the_same_slot_is_never_taken_for_it() -> None:
+    states = table()
+    other = same_bucket_as("match-1")
+    states.put("match-1", 3, b"mine")
+    states.put(other, 8, b"theirs")  # replaces match-1 in this row's slot
+    assert states.newest("match-1", newer_than=-1) is None
+    assert states.newest(other, newer_than=-1) == (8, b"theirs")
+
+
+def test_a_slot_being_written_or_spoiled_is_read_as_nothing() -> None:
+    states = table()
+    states.put("match-1", 5, STATE)
+    at = (zlib.crc32(b"match-1") % SLOTS) * SLOT_BYTES
+    memory = states._memory
+    sequence = int.from_bytes(memory[at : at + 8], "little")
+    memory[at : at + 8] = (sequence + 1).to_bytes(8, "little")  # a writer is in the middle
+    assert states.newest("match-1", newer_than=-1) is None
+    memory[at : at + 8] = (sequence + 2).to_bytes(8, "little")
+    assert states.newest("match-1", newer_than=-1) == (5, STATE)
+    start = at + HEADER_BYTES  # the state's first byte
+    memory[start : start + 1] = b"X"  # half of a write that raced the reader
+    assert states.newest("match-1", newer_than=-1) is None
+
+
+def test_a_process_without_a_row_and_a_state_too_large_publish_nothing() -> None:
+    states = table(row=None)
+    assert not states.put("match-1", 1, STATE)
+    states.row = 0
+    assert not states.put("match-1", 1, b"x" * SLOT_BYTES)
+    assert states.newest("match-1", newer_than=-1) is None
+
+
+def test_rows_are_handed_out_once_and_a_dead_workers_row_is_emptied() -> None:
+    states = StateTable(2)
+    first, second = states.assign(), states.assign()
+    assert {first, second} == {0, 1}
+    assert states.assign() is None
+    states.row = first
+    states.put("match-1", 2, STATE)
+    states.release(first)
+    assert states.newest("match-1", newer_than=-1) is None
+    assert states.assign() == first
+
+
+def test_a_forked_worker_reads_what_its_sibling_published() -> None:
+    states = StateTable(2)
+    states.assign()
+    child = os.fork()
+    if child == 0:  # the worker of row 0
+        os._exit(0 if states.put("match-1", 11, STATE) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert states.newest("match-1", newer_than=10) == (11, STATE)
