@@ -52,6 +52,9 @@ _TILE_AT = tuple(
 )
 # on smaller tables one search with every joker is quicker than a series of searches
 SERIES_FROM_TABLE_TILES = 30
+# the last search of a series, the costly one, is bounded from 13 down with this many
+# jokers to lay as well (see future_bounds)
+FINAL_BOUND_JOKERS = 1
 MIN_SET = 3
 
 
@@ -320,15 +323,15 @@ def _best_sets(
     floor, every rack tile placed, that search is quick and runs anyway. Those searches
     drop the states that have laid their jokers and cannot reach the floor even if
     every number above placed what a search without jokers from 13 down finds there
-    (:func:`future_bounds`).
+    (:func:`future_bounds`, run again for each floor: at a high floor it is quick, and
+    with locked sets it reads them unlocked); the last search of a series, the costly
+    one, also drops those with one joker left that cannot reach it with one more joker.
     """
     tiles = sum(map(sum, position.optional)) + position.rack_jokers
     if most_tiles is not None:
         tiles = min(tiles, most_tiles)
     floors = [(tiles - left_out) * TILE_WEIGHT for left_out in _left_out(tiles)] + [1]
-    future = None
-    if position.jokers and position.meld_threshold is None:
-        future = future_bounds(position, deadline)
+    bounded = position.jokers > 0 and position.meld_threshold is None
     series = (
         position.meld_threshold is None
         and position.jokers > 0
@@ -336,6 +339,7 @@ def _best_sets(
     )
     for index, floor in enumerate(floors if series else ()):
         found = None
+        future = future_bounds(position, deadline, floor) if bounded else None
         for limit in range(position.jokers):
             plan = best_plan(
                 position,
@@ -351,12 +355,14 @@ def _best_sets(
                     return sets
                 floor, found = plan.score + 1, sets  # the next search must do better
         if found is not None:
+            future = future_bounds(position, deadline, floor, FINAL_BOUND_JOKERS)
             return _with_every_joker(position, deadline, floor, future) or found
         if index == 0:  # every rack tile placed: a search with every joker is quick too
             sets = _with_every_joker(position, deadline, floor, future)
             if sets is not None:
                 return sets
     for floor in floors:
+        future = future_bounds(position, deadline, floor) if bounded else None
         sets = _with_every_joker(position, deadline, floor, future)
         if sets is not None:
             return sets
@@ -372,7 +378,10 @@ def _left_out(tiles: int) -> Iterator[int]:
 
 
 def _with_every_joker(
-    position: Position, deadline: float | None, floor: int, future: tuple[int, ...] | None
+    position: Position,
+    deadline: float | None,
+    floor: int,
+    future: tuple[tuple[int, ...], ...] | None,
 ) -> Table | None:
     """The sets of the best play scoring ``floor`` or more, jokers laid anywhere; or None.
 

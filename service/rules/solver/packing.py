@@ -219,7 +219,11 @@ def undominated_spare(
     by_jokers = [0] * (max_jokers + 1)
     kept: dict[int, int] = {}
     bit = 1
-    for key, value in sorted(layer.items(), key=_joker_order):
+    # best value (score, then strength) first, fewest jokers first among equals: a
+    # state's betters come first (two sorts on plain numbers, the second stable)
+    ordered = sorted(layer.items())  # by key, whose top bits count the jokers placed
+    ordered.sort(key=_value_of, reverse=True)
+    for key, value in ordered:
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -279,12 +283,3 @@ def _meld_order(item: tuple[int, int]) -> int:
         - (value >> SCALE) * SCORE_ORDER
         - (value & STRENGTH_MASK)
     ) * MELD_ORDER - ((key >> MELD_SHIFT) & MELD_MASK)
-
-
-def _joker_order(item: tuple[int, int]) -> int:
-    key, value = item
-    return (
-        ((key >> JOKER_SHIFT) & JOKER_MASK) * JOKER_ORDER
-        - (value >> SCALE) * SCORE_ORDER
-        - (value & STRENGTH_MASK)
-    )

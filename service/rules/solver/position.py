@@ -168,14 +168,19 @@ def read_position(
     )
 
 
-def mirrored(position: Position) -> Position:
+def mirrored(position: Position, jokers: int = 0) -> Position:
     """The position read from 13 down to 1, without jokers, locks or meld: number ``n``
-    becomes ``14 - n``. Runs and groups read the same either way."""
+    becomes ``14 - n``. Runs and groups read the same either way. The real tiles of
+    locked sets are table tiles like the others (every play that keeps the locks is a
+    play of the table read so)."""
+    mandatory = position.mandatory
+    if position.locked_runs or position.locked_groups:
+        mandatory = _as_grid(list(position.table_counts[:CELLS]))
     return Position(
-        (position.mandatory[0], *reversed(position.mandatory[1:])),
+        (mandatory[0], *reversed(mandatory[1:])),
         (position.optional[0], *reversed(position.optional[1:])),
         0,
-        0,
+        jokers,
         slots=EMPTY_GRID,
         locked_starts=EMPTY_GRID,
         locked_ends=EMPTY_GRID,

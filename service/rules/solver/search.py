@@ -52,6 +52,7 @@ from service.rules.solver.packing import (
     SCALE,
     SMALL_LAYER,
     TILE_WEIGHT,
+    UNREACHABLE,
     colour_ids,
     undominated,
     undominated_plain,
@@ -73,6 +74,7 @@ __all__ = [
 ]
 
 CHECK_EVERY = 64
+NO_BOUND = 1 << 40  # above any score
 
 
 class OutOfTime(Exception):
@@ -109,7 +111,7 @@ def best_plan(
     deadline: float | None = None,
     floor: int = 1,
     joker_limit: int | None = None,
-    future: Sequence[int] | None = None,
+    future: Sequence[Sequence[int]] | None = None,
 ) -> Plan | None:
     """Return the best play, or None when none scores ``floor`` or more.
 
@@ -137,26 +139,50 @@ def best_plan(
     return Plan(search.unwind(best, parents), spare, score)
 
 
-def future_bounds(position: Position, deadline: float | None = None) -> tuple[int, ...] | None:
-    """For each number ``n``, at most what the rack tiles above ``n`` can add when no
-    more joker is laid there; None for a position with locked sets.
+def future_bounds(
+    position: Position, deadline: float | None = None, floor: int = 0, jokers: int = 0
+) -> tuple[tuple[int, ...], ...]:
+    """For ``k`` more jokers to lay and each number ``n`` (``bounds[k][n]``), at most what
+    the rack tiles above ``n`` can add when at most ``k`` more jokers are laid there; for
+    ``k`` up to ``jokers``, and beyond it no bound.
 
-    A search without jokers that reads the position from 13 down gives, after each
-    number, the most rack tiles any play can place above it, whatever runs it leaves
-    open below; each counts 13 points, the most it can be worth.
+    A search that reads the position from 13 down (essential, laying up to ``jokers``
+    jokers) gives, after each number, the most rack tiles any play can place above it,
+    whatever runs it leaves open below; each counts 13 points, the most it can be worth.
+    Read downwards a joker that completes a run at its top completes it at its bottom,
+    so every such play is one it reads. With locked sets it reads their real tiles as
+    table tiles and drops the locks, which only lets it place more; where no play
+    covers the numbers above ``n`` with so few jokers (a locked set needs its joker
+    there) the bound is out of reach.
+
+    The bounds serve searches whose floor is ``floor`` or more: the search from 13 down
+    drops the states that could not make a play worth it even if every rack tile below
+    placed (by tile count, what its floor can be sure of). At a high floor it is quick.
     """
-    if position.locked_runs or position.locked_groups:
-        return None
-    search = _Search(mirrored(position), True, deadline, 0, 0)
-    bounds = [0] * (MAX_NUMBER + 1)
+    jokers = min(position.jokers, jokers)
+    real_floor = floor - position.rack_jokers * JOKER_WEIGHT
+    most_points = TILE_WEIGHT + MAX_NUMBER
+    tiles_needed = max(0, -(-real_floor // most_points))
+    own_floor = tiles_needed * TILE_WEIGHT + jokers * JOKER_WEIGHT  # it counts its jokers
+    search = _Search(mirrored(position, jokers), True, deadline, own_floor, jokers)
+    bounds = [[NO_BOUND] * (MAX_NUMBER + 1) for _ in range(position.jokers + 1)]
+    for row in bounds[: jokers + 1]:
+        row[MAX_NUMBER] = 0
     layer: dict[int, int] = {0: 0}
     for number in range(1, MAX_NUMBER + 1):
         layer, _ = search.advance(number, layer)
-        if not layer:  # pragma: no cover - the table as it is always remains
-            return None
-        tiles = (max(layer.values()) >> SCALE) // TILE_WEIGHT
-        bounds[MAX_NUMBER - number] = tiles * (TILE_WEIGHT + MAX_NUMBER)
-    return tuple(bounds)
+        best = [UNREACHABLE] * (jokers + 1)  # by jokers laid
+        for key, value in layer.items():
+            placed = (key >> JOKER_SHIFT) & JOKER_MASK
+            best[placed] = max(best[placed], value)
+        most = UNREACHABLE
+        for left in range(jokers + 1):
+            most = max(most, best[left])
+            tiles = (most >> SCALE) // TILE_WEIGHT
+            bounds[left][MAX_NUMBER - number] = (
+                UNREACHABLE if most == UNREACHABLE else tiles * most_points
+            )
+    return tuple(tuple(row) for row in bounds)
 
 
 def most_possible(position: Position) -> int:
@@ -179,7 +205,7 @@ class _Search:
         deadline: float | None,
         floor: int,
         jokers: int,
-        future: Sequence[int] | None = None,
+        future: Sequence[Sequence[int]] | None = None,
     ) -> None:
         self.position = position
         self.cache = CACHE
@@ -211,10 +237,13 @@ class _Search:
             tiles = sum(position.optional[number + 1])
             self.above[number] = self.above[number + 1] + tiles * (TILE_WEIGHT + number + 1)
             self.meld_above[number] = self.meld_above[number + 1] + tiles * (number + 1)
-        # the same once every joker is laid (the jokers left over are spare)
-        self.after_jokers = self.above
+        # the same with at most k more jokers to lay, by k (the jokers left over are spare)
+        self.after_jokers = [self.above] * (jokers + 1)
         if future is not None:
-            self.after_jokers = [min(a, f) for a, f in zip(self.above, future, strict=True)]
+            self.after_jokers = [
+                [min(a, f) for a, f in zip(self.above, future[left], strict=True)]
+                for left in range(jokers + 1)
+            ]
 
     def _check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -252,8 +281,8 @@ class _Search:
             ), links
         if self.essential and self.meld is None:
             floor = self.floor - position.rack_jokers * JOKER_WEIGHT
-            need_laid = (floor - self.after_jokers[number]) << SCALE
-            new, links = self._advance_spare(layer, options, table, need, need_laid)
+            needs = [(floor - after[number]) << SCALE for after in self.after_jokers]
+            new, links = self._advance_spare(layer, options, table, needs)
         else:
             new, links = self._advance_jokers(number, layer, options, table, need)
         if len(new) <= SMALL_LAYER:
@@ -319,8 +348,7 @@ class _Search:
         layer: dict[int, int],
         options: tuple[ColourOptions, ...],
         table: Choices,
-        need: int,
-        need_laid: int,
+        needs: Sequence[int],
     ) -> tuple[dict[int, int], dict[int, Link]]:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
@@ -346,9 +374,10 @@ class _Search:
             for index, r0, r1, r2, r3, group_jokers in allowed:
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
+                left = left_over - group_jokers
+                need = needs[left]  # the least any option can need: it keeps every joker
                 if score + top0[r0] + t1 + t23 < need:
                     continue
-                left = left_over - group_jokers
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = placed_jokers + group_jokers
                 for a in by0[r0]:
@@ -379,7 +408,7 @@ class _Search:
                                 if jd > left:
                                     break
                                 new_score = sabc + d[1]
-                                if new_score < (need_laid if jd == left else need):
+                                if new_score < needs[left - jd]:
                                     continue
                                 new_key = abc | d[0] | (base + jd) << JOKER_SHIFT
                                 if new_score > get(new_key, -1):
