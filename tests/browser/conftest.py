@@ -129,9 +129,13 @@ def server(redis_server: RedisProcess) -> Iterator[Server]:
 def browser() -> Iterator[Any]:
     """Headless Chromium (Debian's), launched by Playwright."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         _unavailable("the playwright package is not installed (pip install -e '.[test]')")
+    # What a page is expected to show, it may take as long to show as an action may take to
+    # start (10 s, below; Playwright's default for expect() is 5 s): on a busy CI machine a
+    # rematch's page took longer than 5 s once. A page that never shows it still fails.
+    expect.set_options(timeout=10_000)
     if not os.access(CHROMIUM, os.X_OK):
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as playwright:
