@@ -16,16 +16,17 @@ takes the newest version of the match it asked for. A slot is written under a se
 state that was half written: it reads nothing instead. What a reader takes is only a copy to
 compute on: the commit script still checks the version, as for any worker's own copy.
 
-This module imports only the standard library: the master loads it before gevent patches
-anything.
+This module imports only the standard library (and ``service.worker_rows``, which does
+too): the master loads it before gevent patches anything.
 """
 
 from __future__ import annotations
 
-import mmap
 import struct
 import threading
 import zlib
+
+from service.worker_rows import WorkerRows
 
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
 
@@ -38,31 +39,13 @@ HEADER_BYTES = _HEADER.size  # a slot's state starts here
 _LARGEST = SLOT_BYTES - HEADER_BYTES
 
 
-class StateTable:
+class StateTable(WorkerRows):
     """``rows`` rows of :data:`SLOTS` slots of :data:`SLOT_BYTES` in memory shared with
     forked children."""
 
     def __init__(self, rows: int) -> None:
-        self.rows = rows
-        self._memory = mmap.mmap(-1, rows * SLOTS * SLOT_BYTES)  # anonymous, MAP_SHARED
-        self._free = list(range(rows - 1, -1, -1))
-        self.row: int | None = None  # the row this process writes (set before the fork)
+        super().__init__(rows, SLOTS * SLOT_BYTES)
         self._writing = threading.Lock()  # one writer per row: the threads of a gthread worker
-
-    # -- in the master ---------------------------------------------------------------------
-
-    def assign(self) -> int | None:
-        """Take a free row for the worker about to be forked (``None`` if all are taken)."""
-        self.row = self._free.pop() if self._free else None
-        return self.row
-
-    def release(self, row: int | None) -> None:
-        """A worker exited: empty its row and make it free again."""
-        if row is None or row in self._free:
-            return
-        start = row * SLOTS * SLOT_BYTES
-        self._memory[start : start + SLOTS * SLOT_BYTES] = bytes(SLOTS * SLOT_BYTES)
-        self._free.append(row)
 
     # -- in a worker -----------------------------------------------------------------------
 

@@ -13,14 +13,15 @@ Two workers admitting the same address at the same instant may each see one belo
 the cap may be passed by at most one stream per other worker. Addresses whose CRCs share a
 bucket share a count; with 65,536 buckets that takes many thousands of busy addresses.
 
-This module imports only the standard library: the master loads it before gevent patches
-anything.
+This module imports only the standard library (and ``service.worker_rows``, which does
+too): the master loads it before gevent patches anything.
 """
 
 from __future__ import annotations
 
-import mmap
 import zlib
+
+from service.worker_rows import WorkerRows
 
 __all__ = ["BUCKETS", "SlotTable", "current", "current_table", "install"]
 
@@ -28,30 +29,12 @@ BUCKETS = 1 << 16
 _INT = 4
 
 
-class SlotTable:
+class SlotTable(WorkerRows):
     """``rows`` rows of :data:`BUCKETS` counters in memory shared with forked children."""
 
     def __init__(self, rows: int) -> None:
-        self.rows = rows
-        self._memory = mmap.mmap(-1, rows * BUCKETS * _INT)  # anonymous, MAP_SHARED
+        super().__init__(rows, BUCKETS * _INT)
         self._counts = memoryview(self._memory).cast("i")
-        self._free = list(range(rows - 1, -1, -1))
-        self.row: int | None = None  # the row this process writes (set before the fork)
-
-    # -- in the master ---------------------------------------------------------------------
-
-    def assign(self) -> int | None:
-        """Take a free row for the worker about to be forked (``None`` if all are taken)."""
-        self.row = self._free.pop() if self._free else None
-        return self.row
-
-    def release(self, row: int | None) -> None:
-        """A worker exited: zero its row and make it free again."""
-        if row is None or row in self._free:
-            return
-        start = row * BUCKETS
-        self._counts[start : start + BUCKETS] = memoryview(bytes(BUCKETS * _INT)).cast("i")
-        self._free.append(row)
 
     # -- in a worker -----------------------------------------------------------------------
 
