@@ -28,43 +28,33 @@ PROOFS = Path(__file__).with_name("proof_positions.txt")
 Table = tuple[tuple[Tile, ...], ...]
 
 
-def hard_positions() -> Iterator[tuple[str, Table, Counter[Tile], Rules, bool, int]]:
-    """Each line of hard_positions.txt: id, table, rack, rules, melded, the MILP's count."""
-    for number, line in enumerate(HARD.read_text(encoding="utf-8").splitlines()):
+def positions(path: Path) -> Iterator[tuple[str, Table, Counter[Tile], str, str, list[str]]]:
+    """Each line of a positions file (``box | mode | table | rack | ...``): id, table, rack,
+    box, mode and the line's further fields."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
         if not line.strip() or line.startswith("#"):
             continue
-        box, mode, sets, rack, milp = (part.strip() for part in line.split("|"))
+        box, mode, sets, rack, *more = (part.strip() for part in line.split("|"))
         table = tuple(parse_tiles(codes.split()) for codes in sets.split(" / ") if codes)
+        yield f"{number}-{box}-{mode}", table, Counter(parse_tiles(rack.split())), box, mode, more
+
+
+def hard_positions() -> Iterator[tuple[str, Table, Counter[Tile], Rules, bool, int]]:
+    """Each line of hard_positions.txt: id, table, rack, rules, melded, the MILP's count."""
+    for name, table, rack, box, mode, (milp,) in positions(HARD):
         rules = Rules(tile_set=TileSet(box), joker_locked_sets=mode == "locked")
-        yield (
-            f"{number}-{box}-{mode}",
-            table,
-            Counter(parse_tiles(rack.split())),
-            rules,
-            mode != "initial",
-            int(milp),
-        )
+        yield name, table, rack, rules, mode != "initial", int(milp)
 
 
 def proof_positions() -> Iterator[tuple[str, Table, Counter[Tile], Rules, bool]]:
     """Each line of proof_positions.txt: id, table, rack, rules, melded."""
-    for number, line in enumerate(PROOFS.read_text(encoding="utf-8").splitlines()):
-        if not line.strip() or line.startswith("#"):
-            continue
-        box, mode, sets, rack, *meld = (part.strip() for part in line.split("|"))
-        table = tuple(parse_tiles(codes.split()) for codes in sets.split(" / ") if codes)
+    for name, table, rack, box, mode, meld in positions(PROOFS):
         rules = Rules(
             tile_set=TileSet(box),
             joker_locked_sets=mode == "locked",
             initial_meld_points=int(meld[0]) if meld else 30,
         )
-        yield (
-            f"{number}-{box}-{mode}",
-            table,
-            Counter(parse_tiles(rack.split())),
-            rules,
-            mode != "initial",
-        )
+        yield name, table, rack, rules, mode != "initial"
 
 
 def plain(
@@ -111,13 +101,21 @@ def assert_best(
         reference.tile_count,
         reference.points,
     )
-    # the search for any play (pass proofs, a bot out of time) agrees on whether one exists
-    assert can_play(table, rack, melded=melded, rules=rules) is solution.found
+    assert_any_play_agrees(table, rack, melded=melded, rules=rules, best=solution)
+    return solution
+
+
+def assert_any_play_agrees(
+    table: Table, rack: Counter[Tile], *, melded: bool, rules: Rules, best: Solution
+) -> Solution:
+    """The search for any play (pass proofs, a bot out of time) agrees with the best play's
+    on whether one exists, and what it plays is legal; returns its play."""
+    assert can_play(table, rack, melded=melded, rules=rules) is best.found
     some = any_play(table, rack, melded=melded, rules=rules)
-    assert some.status is solution.status
+    assert some.status is best.status
     if some.found:
         assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
-    return solution
+    return some
 
 
 @pytest.mark.parametrize(
@@ -150,11 +148,8 @@ def test_the_slowest_positions_for_pass_proofs_are_decided_rightly(
     solution = solve(table, rack, melded=melded, rules=rules)
     if solution.found:
         assert check_turn(table, solution.table, rack, melded=melded, rules=rules) == []
-    assert can_play(table, rack, melded=melded, rules=rules) is solution.found
-    some = any_play(table, rack, melded=melded, rules=rules)
-    assert some.status is solution.status
+    some = assert_any_play_agrees(table, rack, melded=melded, rules=rules, best=solution)
     if some.found:
-        assert check_turn(table, some.table, rack, melded=melded, rules=rules) == []
         assert some.tile_count <= solution.tile_count
 
 
