@@ -12,6 +12,7 @@ from service import observability, web
 from service.api import apps, backends, clock, errors, limits, matches, meld, meta, stream, webhooks
 from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
+from service.api.rendered import RenderedViews
 from service.bootstrap import bootstrap
 from service.fanout import Fanout
 from service.threads import shutting_down
@@ -42,6 +43,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.json = OrjsonProvider(app)
     app.extensions["store"] = services.store
     app.extensions["referee"] = services.referee
+    app.extensions["rendered_views"] = RenderedViews()
     # One reader per followed match feeds its streams and long-polls (service/fanout.py).
     app.extensions["fanout"] = Fanout(
         services.store, render=stream.sse_message, stopping=shutting_down

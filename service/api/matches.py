@@ -11,6 +11,7 @@ from service import game
 from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
 from service.api.parsing import load_body, load_query
+from service.api.rendered import Reader, RenderedViews
 from service.api.schemas import (
     create_match_schema,
     plain_table_body,
@@ -51,11 +52,31 @@ def referee() -> Referee:
 def view_of(match: Match, seat: int | None, now: float, app: str | None = None) -> dict[str, Any]:
     """The match as ``seat`` may see it (a seat that left sees the public view), or without a
     seat as ``app`` may: with the players' refs for the app that owns it."""
+    return _view(match, reader_of(match, seat, app), now)
+
+
+def reader_of(match: Match, seat: int | None, app: str | None) -> Reader:
+    """Which view of ``match`` the caller gets (see :func:`view_of`)."""
     if seat is not None and not match.players[seat].left:
-        return game.private_view(match, seat, now=now)
+        return ("seat", seat)
     if app is not None and app == match.owner:
+        return ("owner", None)
+    return ("public", None)
+
+
+def _view(match: Match, reader: Reader, now: float) -> dict[str, Any]:
+    kind, seat = reader
+    if seat is not None:
+        return game.private_view(match, seat, now=now)
+    if kind == "owner":
         return game.owner_view(match, now=now)
     return game.public_view(match, now=now)
+
+
+def rendered_views() -> RenderedViews:
+    """This worker's rendered views."""
+    views: RenderedViews = current_app.extensions["rendered_views"]
+    return views
 
 
 def etag(version: int) -> str:
@@ -105,7 +126,11 @@ def get_match(match_id: str) -> Response:
     match, seat, now = referee().view(match_id, token)
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
-    response = jsonify(view_of(match, seat, now, app))
+    reader = reader_of(match, seat, app)
+    body = rendered_views().json(
+        (match.id, match.version, reader), now, lambda at: _view(match, reader, at)
+    )
+    response = current_app.response_class(body + b"\n", mimetype="application/json")
     response.headers["ETag"] = etag(match.version)
     return response
 

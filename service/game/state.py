@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from service.rules import COLOURS, Outcome, Rules, Tile, codes_of, parse_tiles
 
@@ -195,12 +196,20 @@ class Transition:
 
 
 def record(
-    match: Match, event_type: EventType, *, at: float, seat: int | None, **data: object
+    match: Match,
+    event_type: EventType,
+    *,
+    at: float,
+    seat: int | None,
+    changes: Mapping[str, Any] | None = None,
+    **data: object,
 ) -> Transition:
-    """Return ``match`` one version on, with the event that produced that version."""
+    """Return ``match`` one version on, with ``changes`` to its fields made in the same step
+    (one copy of the match, not two), and the event that produced that version."""
     version = match.version + 1
     return Transition(
-        replace(match, version=version), (Event(event_type, version, at, seat, dict(data)),)
+        replace(match, **(changes or {}), version=version),
+        (Event(event_type, version, at, seat, dict(data)),),
     )
 
 

@@ -37,7 +37,15 @@ from service.game.state import (
     sorted_rack,
     table_codes,
 )
-from service.rules import IllegalTurn, StalemateEnd, Tile, TurnFault, check_turn, codes_of, tiles_of
+from service.rules import (
+    IllegalTurn,
+    StalemateEnd,
+    Tile,
+    check_conservation,
+    check_turn,
+    codes_of,
+    tiles_of,
+)
 
 __all__ = [
     "draw",
@@ -52,10 +60,6 @@ __all__ = [
     "start_turn",
     "take_from_pool",
 ]
-
-_CONSERVATION = frozenset(
-    {TurnFault.TABLE_TILES_MISSING, TurnFault.JOKER_LEFT_TABLE, TurnFault.TILES_NOT_ON_RACK}
-)
 
 
 def play(match: Match, seat: int, table: Sequence[Sequence[Tile]], *, now: float) -> Transition:
@@ -136,19 +140,15 @@ def save_draft(
     _require_turn(match, seat, now)
     draft = None if table is None else as_table(tiles for tiles in table if tiles)
     if draft is not None:
-        rack = Counter(match.players[seat].rack)
-        violations = [
-            violation
-            for violation in check_turn(match.table, draft, rack, melded=True)
-            if violation.fault in _CONSERVATION
-        ]
+        violations = check_conservation(match.table, draft, Counter(match.players[seat].rack))
         if violations:
             raise IllegalTurn(violations)
     return record(
-        replace(match, draft=draft),
+        match,
         EventType.DRAFT_UPDATED,
         at=now,
         seat=seat,
+        changes={"draft": draft},
         draft=None if draft is None else table_codes(draft),
     )
 

@@ -44,7 +44,15 @@ from service.rules.tiles import (
     full_set,
     parse_tiles,
 )
-from service.rules.turn import IllegalTurn, TurnFault, Violation, check_turn, set_key, tiles_of
+from service.rules.turn import (
+    IllegalTurn,
+    TurnFault,
+    Violation,
+    check_conservation,
+    check_turn,
+    set_key,
+    tiles_of,
+)
 
 __all__ = [
     "COLOURS",
@@ -67,6 +75,7 @@ __all__ = [
     "TileSet",
     "TurnFault",
     "Violation",
+    "check_conservation",
     "check_turn",
     "classify",
     "codes_of",

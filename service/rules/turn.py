@@ -20,7 +20,15 @@ from service.rules.options import Rules
 from service.rules.sets import SetFault, SetInfo, SetKind, classify
 from service.rules.tiles import JOKER, Tile
 
-__all__ = ["IllegalTurn", "TurnFault", "Violation", "check_turn", "set_key", "tiles_of"]
+__all__ = [
+    "IllegalTurn",
+    "TurnFault",
+    "Violation",
+    "check_conservation",
+    "check_turn",
+    "set_key",
+    "tiles_of",
+]
 
 
 class TurnFault(enum.Enum):
@@ -113,6 +121,19 @@ def check_turn(
     elif rules.joker_locked_sets:
         violations += _joker_locks(before, infos)
     return violations
+
+
+def check_conservation(
+    before: Sequence[Sequence[Tile]], after: Sequence[Sequence[Tile]], rack: Counter[Tile]
+) -> list[Violation]:
+    """Return what the move from ``before`` to ``after`` breaks of the tiles' conservation
+    alone: table tiles missing, a joker taken off the table, tiles not on ``rack`` (the part of
+    :func:`check_turn` that holds for any work in progress, whatever its sets)."""
+    return [
+        violation
+        for violation in _conservation(tiles_of(before), tiles_of(after), rack)
+        if violation.fault is not TurnFault.NO_RACK_TILE_PLAYED
+    ]
 
 
 def _label(index: int, tiles: Sequence[Tile]) -> str:
