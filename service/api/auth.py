@@ -24,8 +24,7 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def _version(header: str) -> int | None:
-    value = request.headers.get(header)
+def _version(header: str, value: str | None) -> int | None:
     if value is None:
         return None
     text = value.strip()
@@ -39,14 +38,15 @@ def _version(header: str) -> int | None:
 
 def if_match() -> int | None:
     """Return the version named by ``If-Match`` (``"12"``, ``W/"12"`` or ``12``)."""
-    return _version("If-Match")
+    return _version("If-Match", request.headers.get("If-Match"))
 
 
 def if_none_match() -> int | None:
     """Return the version named by ``If-None-Match``; ``None`` for absent or ``*``."""
-    if request.headers.get("If-None-Match", "").strip() == "*":
+    value = request.headers.get("If-None-Match")
+    if value is None or value.strip() == "*":
         return None
-    return _version("If-None-Match")
+    return _version("If-None-Match", value)
 
 
 def idempotency() -> Idempotency | None:

@@ -43,8 +43,9 @@ class RenderedViews:
     ) -> bytes:
         """The view of ``key`` as JSON at clock ``now``; ``render(now)`` makes the view when
         it is not kept (its ``server_time`` must be the ``now`` it is given)."""
-        parts = self._kept.get(key, False)
-        if parts is False:
+        try:
+            parts = self._kept[key]
+        except KeyError:
             parts = self._split(render)
             self._keep(key, parts)
         if parts is None:

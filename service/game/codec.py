@@ -32,7 +32,7 @@ from service.game.state import (
     Table,
     table_codes,
 )
-from service.rules import Outcome, Reason, Rules, codes_of, parse_tiles
+from service.rules import Outcome, Reason, Rules, Tile, codes_of, parse_tiles
 
 __all__ = [
     "FORMAT",
@@ -78,7 +78,7 @@ def to_dict(match: Match) -> dict[str, Any]:
             if name not in _RULES_2 or _RULES_2[name] != value
         },
         "p": [_player_row(player) for player in match.players],
-        "pool": " ".join(codes_of(match.pool)),
+        "pool": _joined(match.pool),
         "tb": [" ".join(codes_of(tiles)) for tiles in match.table],
         "st": match.status.value,
         "cs": match.current_seat,
@@ -115,8 +115,25 @@ def from_dict(data: Mapping[str, Any]) -> Match:
         raise MatchDecodeError(f"stored match cannot be read: {error!r}") from error
 
 
+def _joined(tiles: tuple[Tile, ...]) -> str:
+    """The codes of ``tiles`` joined by spaces, kept for the tuple itself: a move copies the
+    match but keeps every pool and rack it does not change, and each is written again."""
+    kept = _JOINED.get(id(tiles))
+    if kept is not None and kept[0] is tiles:
+        return kept[1]
+    text = " ".join([tile.code for tile in tiles])
+    if len(_JOINED) >= _JOINED_KEPT:
+        _JOINED.clear()
+    _JOINED[id(tiles)] = (tiles, text)  # the tuple is held: its id is never another's
+    return text
+
+
+_JOINED: dict[int, tuple[tuple[Tile, ...], str]] = {}
+_JOINED_KEPT = 4096
+
+
 def _player_row(player: Player) -> list[Any]:
-    row = [player.name, int(player.bot), " ".join(codes_of(player.rack)), int(player.melded)]
+    row = [player.name, int(player.bot), _joined(player.rack), int(player.melded)]
     return [*row, player.score, player.games_won, int(player.left), player.ref]
 
 

@@ -202,7 +202,7 @@ def record(
     at: float,
     seat: int | None,
     changes: Mapping[str, Any] | None = None,
-    **data: object,
+    **data: Any,
 ) -> Transition:
     """Return ``match`` one version on, with ``changes`` to its fields made in the same step
     (one copy of the match, not two), and the event that produced that version."""

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from service.game.ending import stalemate, went_out
 from service.game.errors import (
@@ -191,7 +192,7 @@ def end_turn(
     *,
     at: float,
     game_end: Callable[[Match], Transition] | None = None,
-    **data: object,
+    **data: Any,
 ) -> Transition:
     """Record ``seat``'s turn as ``event_type`` and start the next seat's turn.
 

@@ -163,7 +163,7 @@ def _conservation(
     before: Counter[Tile], after: Counter[Tile], rack: Counter[Tile]
 ) -> list[Violation]:
     violations: list[Violation] = []
-    missing = before - after
+    missing = _minus(before, after)
     if missing[JOKER]:
         violations.append(
             Violation(TurnFault.JOKER_LEFT_TABLE, "a joker on the table must stay on the table")
@@ -178,8 +178,8 @@ def _conservation(
                 tiles=codes,
             )
         )
-    added = after - before
-    not_on_rack = added - rack
+    added = _minus(after, before)
+    not_on_rack = _minus(added, rack)
     if not_on_rack:
         codes = _listed(not_on_rack)
         verb = "is" if len(codes) == 1 else "are"
@@ -197,6 +197,15 @@ def _conservation(
             )
         )
     return violations
+
+
+def _minus(these: Counter[Tile], those: Counter[Tile]) -> Counter[Tile]:
+    """``these - those`` for counts that are all positive, without ``Counter.__sub__``'s
+    lookup of every missing tile through ``__missing__`` (this runs on every move)."""
+    return Counter(
+        {tile: count - those.get(tile, 0) for tile, count in these.items()
+         if count > those.get(tile, 0)}
+    )  # fmt: skip
 
 
 def _initial_meld(
