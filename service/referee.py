@@ -264,7 +264,7 @@ class Referee:
 
     def view(self, match_id: str, token: str | None) -> tuple[Match, int | None, float]:
         """The settled match, the seat ``token`` names (``None`` without one) and the clock."""
-        loaded = self._settled(match_id)
+        loaded = self._settled(match_id, reading=True)
         seat = None if token is None else self._seat(match_id, loaded.seats, token)
         return loaded.match, seat, _game_now(loaded)
 
@@ -682,15 +682,24 @@ class Referee:
             raise MatchNotFound(match_id)
         return loaded
 
-    def _settled(self, match_id: str) -> Loaded:
-        """Load the match and commit whatever time and bots owe it by now."""
+    def _settled(self, match_id: str, *, reading: bool = False) -> Loaded:
+        """Load the match and commit whatever time and bots owe it by now; ``reading``, from
+        the worker's copy of the stored version with its estimate of the clock (a commit is
+        then checked against the shared clock)."""
         for attempt in range(MAX_ATTEMPTS):
-            loaded = self._load(match_id)
+            loaded = self.store.current(match_id) if reading else self.store.load(match_id)
+            if loaded is None:
+                raise MatchNotFound(match_id)
             transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded
             change = Change(
-                loaded.match.version, transition.match, loaded.seats, transition.events, loaded.now
+                loaded.match.version,
+                transition.match,
+                loaded.seats,
+                transition.events,
+                loaded.now,
+                check_clock=not loaded.fresh,
             )
             try:
                 self._commit(change)

@@ -270,6 +270,27 @@ class MatchStore:
             return entry
         return self._parse(newer[1])
 
+    def current(self, match_id: str) -> Loaded | None:
+        """The match as stored now, for reading it (``None`` when there is none).
+
+        One round trip and no script: the stored version and state are read together, and
+        the state is decoded only when this worker's copy is not that version. The clock is
+        this worker's estimate (:meth:`clock`), so the answer is not ``fresh``: a commit
+        computed on it has its clock checked.
+        """
+        cached = self._copy(match_id)
+        if cached is None or self._clock is None:
+            return self.load(match_id)
+        key = Keys(match_id).state
+        version, state = self._call(key, lambda: self.topology.client.hmget(key, ["v", "s"]))
+        if version is None or state is None:
+            return None
+        now = self.clock()
+        if int(version) == cached[0].version:
+            return Loaded(cached[0], cached[1], now, fresh=False)
+        fresh = self._decode(state, now)
+        return Loaded(fresh.match, fresh.seats, now, fresh=False)
+
     def exists(self, match_id: str) -> bool:
         """Whether the match is stored."""
         key = Keys(match_id).state

@@ -96,6 +96,46 @@ def test_a_move_on_the_workers_current_copy_is_one_round_trip(
     assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
 
 
+def test_a_view_of_the_workers_current_copy_is_one_read_and_no_script(
+    referee: Referee, redis_client: redis.Redis
+) -> None:
+    match_id, (ann, _) = set_up(referee)
+    first, _, _ = referee.view(match_id, ann)  # the worker holds the current version now
+    before = commands(redis_client)
+    match, seat, now = referee.view(match_id, ann)
+    sent = sent_since(redis_client, before)
+    assert sent.pop("info", 0) <= 1  # the statistics read before
+    assert sent == {"hmget": 1}
+    assert (match, seat) == (first, 0)
+    assert abs(now - referee.store.now()) < 0.1  # the worker's estimate of the shared clock
+
+
+def test_a_view_after_another_workers_move_shows_that_move(
+    referee: Referee, settings: Settings
+) -> None:
+    match_id, (ann, bo) = set_up(referee)
+    referee.view(match_id, bo)
+    moved = another_worker(settings).draw(match_id, ann)
+    match, _, _ = referee.view(match_id, bo)
+    assert (match.version, match.current_seat) == (moved.version, 1)
+    assert referee.view(match_id, ann)[0].players[0].rack == parse_tiles(
+        ["R10", "R11", "R12", "R13", "K1"]
+    )
+
+
+def test_a_turn_settled_on_a_clock_estimate_that_is_off_is_settled_on_the_shared_clock(
+    referee: Referee,
+) -> None:
+    match_id, (ann, _) = set_up(referee, turn_seconds=1)
+    match, _, _ = referee.view(match_id, ann)
+    shared = referee.store.now()
+    # This worker believes it is 30 s later than it is: its view would time the turn out.
+    referee.store._clock = (shared + 30, time.monotonic())
+    seen, _, now = referee.view(match_id, ann)
+    assert abs(now - referee.store.now()) < 0.1  # the commit was refused and the clock read
+    assert (seen.version, seen.current_seat) == (match.version, 0)  # nothing ran out
+
+
 def test_a_redis_that_forgot_the_scripts_is_sent_them_whole_and_the_move_lands_once(
     referee: Referee, redis_client: redis.Redis
 ) -> None:
