@@ -104,6 +104,6 @@ def test_a_connection_whose_requests_are_all_there_does_not_keep_the_worker_to_i
     deadline = time.monotonic() + 5
     while web.log_text().count('"GET /healthz') < PIPELINED and time.monotonic() < deadline:
         time.sleep(0.05)
-    answered = [line for line in web.log_text().splitlines() if '/healthz' in line]
+    answered = [line for line in web.log_text().splitlines() if "/healthz" in line]
     position = next(n for n, line in enumerate(answered) if '"HEAD /healthz' in line)
     assert position < PIPELINED // 4, f"the other request was answered after {position}"
