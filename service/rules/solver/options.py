@@ -8,10 +8,17 @@ and joker budget there, so one :class:`OptionCache` keeps them for the whole pro
 with the group choices (:class:`Choices`) and the run states
 (:class:`service.rules.solver.packing.RunStates`). The cache is bounded: when it holds
 too many, it starts afresh, and the searches under way keep what they hold.
+
+An option names its :class:`Step` by a number (:class:`Steps`), so that options, the
+lists that hold them and a search's links are tuples of plain integers, which Python's
+garbage collector stops tracking: a full collection then walks far fewer objects (on
+the tail positions of bench/solver_tail.py one took up to 300 ms, in the middle of a
+search, when options held their steps).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,6 +48,7 @@ __all__ = [
     "Option",
     "OptionCache",
     "Step",
+    "Steps",
 ]
 
 COLOURS = 4
@@ -71,12 +79,38 @@ class Step:
     move: RunMove
 
 
-# An option for one colour: (key bits, value gained, jokers used, meld value added, step);
-# the value is the score gained, scaled, plus the strength of the colour's new run state
-Option = tuple[int, int, int, int, Step]
+class Steps:
+    """The steps met so far, each with its number; shared by every search and thread.
+
+    Steps are few (the ways one colour can take one number's tiles), so the table is
+    never dropped: numbers stay valid for every search under way.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[Step, int] = {}
+        self.steps: list[Step] = []
+        self._lock = threading.Lock()
+
+    def id_of(self, step: Step) -> int:
+        """The number of ``step``, interning it first if new."""
+        found = self.ids.get(step)
+        if found is None:
+            with self._lock:
+                found = self.ids.get(step)
+                if found is None:
+                    found = len(self.steps)
+                    self.steps.append(step)  # published before its number
+                    self.ids[step] = found
+        return found
+
+
+# An option for one colour: (key bits, value gained, jokers used, meld value added, step
+# number); the value is the score gained, scaled, plus the strength of the colour's new
+# run state
+Option = tuple[int, int, int, int, int]
 # The same before it is placed at a colour and a number: (run state id, rack tiles
-# placed, jokers used, meld value added, step)
-Template = tuple[int, int, int, int, Step]
+# placed, jokers used, meld value added, step number)
+Template = tuple[int, int, int, int, int]
 # A colour's options from one run state, by the real tiles it sends to groups; the
 # fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; and
 # for each count the most an option gains, its jokers' weight taken off (see _tops)
@@ -102,6 +136,7 @@ class OptionCache:
         self.kits_limit = kits_limit
         self.choices_limit = choices_limit
         self.run_states = RunStates()
+        self.steps = Steps()
         self.templates: dict[tuple[int, ...], tuple[tuple[Template, ...], ...]] = {}
         self.colours: dict[tuple[int, ...], ColourOptions] = {}
         self.kits: dict[tuple[object, ...], Kit] = {}
@@ -213,7 +248,9 @@ class OptionCache:
                                 slot = (new_id, joker_count, value)
                                 held = best.get(slot)
                                 if held is None or held[1] < extra:
-                                    step = Step(used, slot_reals, continuing, move)
+                                    step = self.steps.id_of(
+                                        Step(used, slot_reals, continuing, move)
+                                    )
                                     best[slot] = (new_id, extra, joker_count, value, step)
             lists.append(_strongest(best.values(), run_states.weaker, spare_jokers=essential))
         found = self.templates[key] = tuple(lists)
@@ -250,7 +287,8 @@ class OptionCache:
         if found is None:
             length = len(self.run_states.states[state_id])
             move = RunMove((), (Fate.END,) * length, (0,) * length, (), (), 0)
-            found = self.endings[state_id] = (0, 0, 0, 0, Step(0, 0, 0, move))
+            step = self.steps.id_of(Step(0, 0, 0, move))
+            found = self.endings[state_id] = (0, 0, 0, 0, step)
         return found
 
 
@@ -345,7 +383,7 @@ def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int
     )
 
 
-class Choices(dict[int, list[Choice]]):
+class Choices(dict[int, tuple[Choice, ...]]):
     """The group choices at one number; and, filled on demand, those a state allows.
 
     A state's key here holds, for each colour and count of real tiles sent to groups,
@@ -374,7 +412,7 @@ class Choices(dict[int, list[Choice]]):
             for choice in self.numbered
         ]
 
-    def __missing__(self, key: int) -> list[Choice]:
+    def __missing__(self, key: int) -> tuple[Choice, ...]:
         left = key >> LEFT_SHIFT
         found: list[Choice] = []
         for choice, place0, place1, place2, place3 in self.places:
@@ -386,8 +424,8 @@ class Choices(dict[int, list[Choice]]):
                 continue
             if choice[5] + need0 + need1 + need2 + need3 <= left:
                 found.append(choice)
-        self[key] = found
-        return found
+        allowed = self[key] = tuple(found)  # a tuple of integers, untracked by the collector
+        return allowed
 
 
 # The group choices at one number and each colour's options there

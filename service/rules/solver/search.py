@@ -545,7 +545,7 @@ class _Search:
             link = parents[number - 1][key]
             previous, index, options = link[0], link[1], link[2:]
             reals, group_jokers = self.choices[number - 1][index]
-            steps = tuple(option[4] for option in options)
+            steps = tuple(self.cache.steps.steps[option[4]] for option in options)
             layers.append(Layer(number, reals, group_jokers, steps))
             key = previous
         layers.reverse()
