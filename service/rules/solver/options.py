@@ -40,6 +40,7 @@ __all__ = [
     "ESSENTIAL_FLAG",
     "LEFT_SHIFT",
     "MELD_FLAG",
+    "MIRROR_FLAG",
     "Choice",
     "Choices",
     "ColourOptions",
@@ -54,6 +55,7 @@ __all__ = [
 COLOURS = 4
 MELD_FLAG = 1
 ESSENTIAL_FLAG = 2
+MIRROR_FLAG = 4  # the numbers read from 13 down: number n stands for 14 - n
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 # For the group choices a state allows, each colour says, for each count of real tiles
 # it may send to groups (at most 3, with the XP box), the fewest jokers its runs then
@@ -345,7 +347,7 @@ class ColourOptions(dict[int, Entry]):
         colour = self.colour
         shift = STATE_BITS * colour
         number = self.context[0]
-        weight = TILE_WEIGHT + number
+        weight = TILE_WEIGHT + (MAX_NUMBER + 1 - number if self.flags & MIRROR_FLAG else number)
         joker_weight = 0 if self.flags & ESSENTIAL_FLAG else JOKER_WEIGHT
         strengths = self.cache.run_states.strengths
         lists = tuple(
@@ -359,7 +361,9 @@ class ColourOptions(dict[int, Entry]):
                 )
                 for new_id, extra, jokers, value, step in options
             )
-            for options in self.cache.template(self.context, self.jokers, self.flags, bits >> shift)
+            for options in self.cache.template(
+                self.context, self.jokers, self.flags & ~MIRROR_FLAG, bits >> shift
+            )
         )
         needs = ALL_NONE
         for reals, found in enumerate(lists):
