@@ -404,30 +404,60 @@ class Choices(dict[int, tuple[Choice, ...]]):
             (index, reals[0], reals[1], reals[2], reals[3], jokers)
             for index, (reals, jokers) in enumerate(choices)
         ]
-        # where each colour's need for the choice sits in a key
-        self.places = [
+        # the choices as a tree, by the real tiles of colour 0, then 1, 2 and 3, in the
+        # order they come (the jokers of a leaf's choices rise): a whole branch whose
+        # colours already need more jokers than a state has is skipped at once
+        tree: dict[int, dict[int, dict[int, dict[int, list[Choice]]]]] = {}
+        for choice in self.numbered:
+            branch = tree.setdefault(choice[1], {}).setdefault(choice[2], {})
+            branch.setdefault(choice[3], {}).setdefault(choice[4], []).append(choice)
+        self.tree = tuple(
             (
-                choice,
-                NEED_BITS * choice[1],
-                COLOUR_NEEDS + NEED_BITS * choice[2],
-                2 * COLOUR_NEEDS + NEED_BITS * choice[3],
-                3 * COLOUR_NEEDS + NEED_BITS * choice[4],
+                NEED_BITS * r0,
+                tuple(
+                    (
+                        COLOUR_NEEDS + NEED_BITS * r1,
+                        tuple(
+                            (
+                                2 * COLOUR_NEEDS + NEED_BITS * r2,
+                                tuple(
+                                    (3 * COLOUR_NEEDS + NEED_BITS * r3, tuple(leaf))
+                                    for r3, leaf in by3.items()
+                                ),
+                            )
+                            for r2, by3 in by2.items()
+                        ),
+                    )
+                    for r1, by2 in by1.items()
+                ),
             )
-            for choice in self.numbered
-        ]
+            for r0, by1 in tree.items()
+        )
 
     def __missing__(self, key: int) -> tuple[Choice, ...]:
         left = key >> LEFT_SHIFT
+        # a colour with no option for its count needs NONE jokers, more than any state
+        # has left (at most every joker of the box): its branch is skipped like the others
+        assert left < NONE, "more jokers than NEED_BITS can tell apart"
         found: list[Choice] = []
-        for choice, place0, place1, place2, place3 in self.places:
+        for place0, by1 in self.tree:
             need0 = key >> place0 & NONE
-            need1 = key >> place1 & NONE
-            need2 = key >> place2 & NONE
-            need3 = key >> place3 & NONE
-            if NONE in (need0, need1, need2, need3):
+            if need0 > left:
                 continue
-            if choice[5] + need0 + need1 + need2 + need3 <= left:
-                found.append(choice)
+            for place1, by2 in by1:
+                need1 = need0 + (key >> place1 & NONE)
+                if need1 > left:
+                    continue
+                for place2, by3 in by2:
+                    need2 = need1 + (key >> place2 & NONE)
+                    if need2 > left:
+                        continue
+                    for place3, leaf in by3:
+                        room = left - need2 - (key >> place3 & NONE)
+                        for choice in leaf:
+                            if choice[5] > room:
+                                break
+                            found.append(choice)
         allowed = self[key] = tuple(found)  # a tuple of integers, untracked by the collector
         return allowed
 
