@@ -8,10 +8,17 @@ and joker budget there, so one :class:`OptionCache` keeps them for the whole pro
 with the group choices (:class:`Choices`) and the run states
 (:class:`service.rules.solver.packing.RunStates`). The cache is bounded: when it holds
 too many, it starts afresh, and the searches under way keep what they hold.
+
+An option names its :class:`Step` by a number (:class:`Steps`), so that options, the
+lists that hold them and a search's links are tuples of plain integers, which Python's
+garbage collector stops tracking: a full collection then walks far fewer objects (on
+the tail positions of bench/solver_tail.py one took up to 300 ms, in the middle of a
+search, when options held their steps).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,6 +40,7 @@ __all__ = [
     "ESSENTIAL_FLAG",
     "LEFT_SHIFT",
     "MELD_FLAG",
+    "MIRROR_FLAG",
     "Choice",
     "Choices",
     "ColourOptions",
@@ -41,11 +49,13 @@ __all__ = [
     "Option",
     "OptionCache",
     "Step",
+    "Steps",
 ]
 
 COLOURS = 4
 MELD_FLAG = 1
 ESSENTIAL_FLAG = 2
+MIRROR_FLAG = 4  # the numbers read from 13 down: number n stands for 14 - n
 PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 # For the group choices a state allows, each colour says, for each count of real tiles
 # it may send to groups (at most 3, with the XP box), the fewest jokers its runs then
@@ -71,12 +81,38 @@ class Step:
     move: RunMove
 
 
-# An option for one colour: (key bits, value gained, jokers used, meld value added, step);
-# the value is the score gained, scaled, plus the strength of the colour's new run state
-Option = tuple[int, int, int, int, Step]
+class Steps:
+    """The steps met so far, each with its number; shared by every search and thread.
+
+    Steps are few (the ways one colour can take one number's tiles), so the table is
+    never dropped: numbers stay valid for every search under way.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[Step, int] = {}
+        self.steps: list[Step] = []
+        self._lock = threading.Lock()
+
+    def id_of(self, step: Step) -> int:
+        """The number of ``step``, interning it first if new."""
+        found = self.ids.get(step)
+        if found is None:
+            with self._lock:
+                found = self.ids.get(step)
+                if found is None:
+                    found = len(self.steps)
+                    self.steps.append(step)  # published before its number
+                    self.ids[step] = found
+        return found
+
+
+# An option for one colour: (key bits, value gained, jokers used, meld value added, step
+# number); the value is the score gained, scaled, plus the strength of the colour's new
+# run state
+Option = tuple[int, int, int, int, int]
 # The same before it is placed at a colour and a number: (run state id, rack tiles
-# placed, jokers used, meld value added, step)
-Template = tuple[int, int, int, int, Step]
+# placed, jokers used, meld value added, step number)
+Template = tuple[int, int, int, int, int]
 # A colour's options from one run state, by the real tiles it sends to groups; the
 # fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; and
 # for each count the most an option gains, its jokers' weight taken off (see _tops)
@@ -102,6 +138,7 @@ class OptionCache:
         self.kits_limit = kits_limit
         self.choices_limit = choices_limit
         self.run_states = RunStates()
+        self.steps = Steps()
         self.templates: dict[tuple[int, ...], tuple[tuple[Template, ...], ...]] = {}
         self.colours: dict[tuple[int, ...], ColourOptions] = {}
         self.kits: dict[tuple[object, ...], Kit] = {}
@@ -213,7 +250,9 @@ class OptionCache:
                                 slot = (new_id, joker_count, value)
                                 held = best.get(slot)
                                 if held is None or held[1] < extra:
-                                    step = Step(used, slot_reals, continuing, move)
+                                    step = self.steps.id_of(
+                                        Step(used, slot_reals, continuing, move)
+                                    )
                                     best[slot] = (new_id, extra, joker_count, value, step)
             lists.append(_strongest(best.values(), run_states.weaker, spare_jokers=essential))
         found = self.templates[key] = tuple(lists)
@@ -250,7 +289,8 @@ class OptionCache:
         if found is None:
             length = len(self.run_states.states[state_id])
             move = RunMove((), (Fate.END,) * length, (0,) * length, (), (), 0)
-            found = self.endings[state_id] = (0, 0, 0, 0, Step(0, 0, 0, move))
+            step = self.steps.id_of(Step(0, 0, 0, move))
+            found = self.endings[state_id] = (0, 0, 0, 0, step)
         return found
 
 
@@ -307,7 +347,7 @@ class ColourOptions(dict[int, Entry]):
         colour = self.colour
         shift = STATE_BITS * colour
         number = self.context[0]
-        weight = TILE_WEIGHT + number
+        weight = TILE_WEIGHT + (MAX_NUMBER + 1 - number if self.flags & MIRROR_FLAG else number)
         joker_weight = 0 if self.flags & ESSENTIAL_FLAG else JOKER_WEIGHT
         strengths = self.cache.run_states.strengths
         lists = tuple(
@@ -321,7 +361,9 @@ class ColourOptions(dict[int, Entry]):
                 )
                 for new_id, extra, jokers, value, step in options
             )
-            for options in self.cache.template(self.context, self.jokers, self.flags, bits >> shift)
+            for options in self.cache.template(
+                self.context, self.jokers, self.flags & ~MIRROR_FLAG, bits >> shift
+            )
         )
         needs = ALL_NONE
         for reals, found in enumerate(lists):
@@ -345,7 +387,7 @@ def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int
     )
 
 
-class Choices(dict[int, list[Choice]]):
+class Choices(dict[int, tuple[Choice, ...]]):
     """The group choices at one number; and, filled on demand, those a state allows.
 
     A state's key here holds, for each colour and count of real tiles sent to groups,
@@ -362,32 +404,62 @@ class Choices(dict[int, list[Choice]]):
             (index, reals[0], reals[1], reals[2], reals[3], jokers)
             for index, (reals, jokers) in enumerate(choices)
         ]
-        # where each colour's need for the choice sits in a key
-        self.places = [
+        # the choices as a tree, by the real tiles of colour 0, then 1, 2 and 3, in the
+        # order they come (the jokers of a leaf's choices rise): a whole branch whose
+        # colours already need more jokers than a state has is skipped at once
+        tree: dict[int, dict[int, dict[int, dict[int, list[Choice]]]]] = {}
+        for choice in self.numbered:
+            branch = tree.setdefault(choice[1], {}).setdefault(choice[2], {})
+            branch.setdefault(choice[3], {}).setdefault(choice[4], []).append(choice)
+        self.tree = tuple(
             (
-                choice,
-                NEED_BITS * choice[1],
-                COLOUR_NEEDS + NEED_BITS * choice[2],
-                2 * COLOUR_NEEDS + NEED_BITS * choice[3],
-                3 * COLOUR_NEEDS + NEED_BITS * choice[4],
+                NEED_BITS * r0,
+                tuple(
+                    (
+                        COLOUR_NEEDS + NEED_BITS * r1,
+                        tuple(
+                            (
+                                2 * COLOUR_NEEDS + NEED_BITS * r2,
+                                tuple(
+                                    (3 * COLOUR_NEEDS + NEED_BITS * r3, tuple(leaf))
+                                    for r3, leaf in by3.items()
+                                ),
+                            )
+                            for r2, by3 in by2.items()
+                        ),
+                    )
+                    for r1, by2 in by1.items()
+                ),
             )
-            for choice in self.numbered
-        ]
+            for r0, by1 in tree.items()
+        )
 
-    def __missing__(self, key: int) -> list[Choice]:
+    def __missing__(self, key: int) -> tuple[Choice, ...]:
         left = key >> LEFT_SHIFT
+        # a colour with no option for its count needs NONE jokers, more than any state
+        # has left (at most every joker of the box): its branch is skipped like the others
+        assert left < NONE, "more jokers than NEED_BITS can tell apart"
         found: list[Choice] = []
-        for choice, place0, place1, place2, place3 in self.places:
+        for place0, by1 in self.tree:
             need0 = key >> place0 & NONE
-            need1 = key >> place1 & NONE
-            need2 = key >> place2 & NONE
-            need3 = key >> place3 & NONE
-            if NONE in (need0, need1, need2, need3):
+            if need0 > left:
                 continue
-            if choice[5] + need0 + need1 + need2 + need3 <= left:
-                found.append(choice)
-        self[key] = found
-        return found
+            for place1, by2 in by1:
+                need1 = need0 + (key >> place1 & NONE)
+                if need1 > left:
+                    continue
+                for place2, by3 in by2:
+                    need2 = need1 + (key >> place2 & NONE)
+                    if need2 > left:
+                        continue
+                    for place3, leaf in by3:
+                        room = left - need2 - (key >> place3 & NONE)
+                        for choice in leaf:
+                            if choice[5] > room:
+                                break
+                            found.append(choice)
+        allowed = self[key] = tuple(found)  # a tuple of integers, untracked by the collector
+        return allowed
 
 
 # The group choices at one number and each colour's options there

@@ -32,6 +32,7 @@ from service.rules.solver.options import (
     ESSENTIAL_FLAG,
     LEFT_SHIFT,
     MELD_FLAG,
+    MIRROR_FLAG,
     Choices,
     ColourOptions,
     Option,
@@ -147,8 +148,9 @@ def future_bounds(
     ``k`` up to ``jokers``, and beyond it no bound.
 
     A search that reads the position from 13 down (essential, laying up to ``jokers``
-    jokers) gives, after each number, the most rack tiles any play can place above it,
-    whatever runs it leaves open below; each counts 13 points, the most it can be worth.
+    jokers) gives, after each number, the most the rack tiles any play places above it
+    can be worth, whatever runs it leaves open below (each tile counting the number it
+    really has: the search knows it reads the numbers upside down).
     Read downwards a joker that completes a run at its top completes it at its bottom,
     so every such play is one it reads. With locked sets it reads their real tiles as
     table tiles and drops the locks, which only lets it place more; where no play
@@ -157,14 +159,14 @@ def future_bounds(
 
     The bounds serve searches whose floor is ``floor`` or more: the search from 13 down
     drops the states that could not make a play worth it even if every rack tile below
-    placed (by tile count, what its floor can be sure of). At a high floor it is quick.
+    placed. At a high floor it is quick.
     """
     jokers = min(position.jokers, jokers)
-    real_floor = floor - position.rack_jokers * JOKER_WEIGHT
-    most_points = TILE_WEIGHT + MAX_NUMBER
-    tiles_needed = max(0, -(-real_floor // most_points))
-    own_floor = tiles_needed * TILE_WEIGHT + jokers * JOKER_WEIGHT  # it counts its jokers
-    search = _Search(mirrored(position, jokers), True, deadline, own_floor, jokers)
+    real_floor = max(0, floor - position.rack_jokers * JOKER_WEIGHT)
+    own_floor = real_floor + jokers * JOKER_WEIGHT  # it counts its jokers
+    search = _Search(
+        mirrored(position, jokers), True, deadline, own_floor, jokers, upside_down=True
+    )
     bounds = [[NO_BOUND] * (MAX_NUMBER + 1) for _ in range(position.jokers + 1)]
     for row in bounds[: jokers + 1]:
         row[MAX_NUMBER] = 0
@@ -178,10 +180,8 @@ def future_bounds(
         most = UNREACHABLE
         for left in range(jokers + 1):
             most = max(most, best[left])
-            tiles = (most >> SCALE) // TILE_WEIGHT
-            bounds[left][MAX_NUMBER - number] = (
-                UNREACHABLE if most == UNREACHABLE else tiles * most_points
-            )
+            bound = UNREACHABLE if most == UNREACHABLE else most >> SCALE
+            bounds[left][MAX_NUMBER - number] = bound
     return tuple(tuple(row) for row in bounds)
 
 
@@ -206,6 +206,8 @@ class _Search:
         floor: int,
         jokers: int,
         future: Sequence[Sequence[int]] | None = None,
+        *,
+        upside_down: bool = False,
     ) -> None:
         self.position = position
         self.cache = CACHE
@@ -217,8 +219,10 @@ class _Search:
         # in essential mode every joker counts as placed from the start
         self.joker_weight = 0 if essential else JOKER_WEIGHT
         self.meld = position.meld_threshold
-        self.flags = (MELD_FLAG if self.meld is not None else 0) | (
-            ESSENTIAL_FLAG if essential else 0
+        self.flags = (
+            (MELD_FLAG if self.meld is not None else 0)
+            | (ESSENTIAL_FLAG if essential else 0)
+            | (MIRROR_FLAG if upside_down else 0)
         )
         self.choices: list[tuple[GroupChoice, ...]] = []
         # numbers with no tile, no group to complete and no locked run: runs can only end
@@ -235,7 +239,8 @@ class _Search:
         self.meld_above = [0] * (MAX_NUMBER + 1)
         for number in range(MAX_NUMBER - 1, -1, -1):
             tiles = sum(position.optional[number + 1])
-            self.above[number] = self.above[number + 1] + tiles * (TILE_WEIGHT + number + 1)
+            points = MAX_NUMBER - number if upside_down else number + 1
+            self.above[number] = self.above[number + 1] + tiles * (TILE_WEIGHT + points)
             self.meld_above[number] = self.meld_above[number + 1] + tiles * (number + 1)
         # the same with at most k more jokers to lay, by k (the jokers left over are spare)
         self.after_jokers = [self.above] * (jokers + 1)
@@ -545,7 +550,7 @@ class _Search:
             link = parents[number - 1][key]
             previous, index, options = link[0], link[1], link[2:]
             reals, group_jokers = self.choices[number - 1][index]
-            steps = tuple(option[4] for option in options)
+            steps = tuple(self.cache.steps.steps[option[4]] for option in options)
             layers.append(Layer(number, reals, group_jokers, steps))
             key = previous
         layers.reverse()
