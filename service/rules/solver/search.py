@@ -358,7 +358,9 @@ class _Search:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
         Jokers weigh nothing until the end here, and the jokers placed top the key. A
-        state that has laid every joker must reach ``need_laid``, the others ``need``.
+        state with ``k`` jokers still to lay must reach ``needs[k]``, which only grows as
+        ``k`` falls: each partial sum is held to the need of the jokers its options have
+        laid so far, since the options still to add can only lay more.
         """
         jokers = self.jokers
         new: dict[int, int] = {}
@@ -390,14 +392,14 @@ class _Search:
                     if ja > left:
                         break
                     sa = score + a[1]
-                    if sa + t1 + t23 < need:
+                    if sa + t1 + t23 < needs[left - ja]:
                         continue
                     for b in second:
                         jb = ja + b[2]
                         if jb > left:
                             break
                         sab = sa + b[1]
-                        if sab + t23 < need:
+                        if sab + t23 < needs[left - jb]:
                             continue
                         ab = a[0] | b[0]
                         for c in third:
@@ -405,7 +407,7 @@ class _Search:
                             if jc > left:
                                 break
                             sabc = sab + c[1]
-                            if sabc + t3 < need:
+                            if sabc + t3 < needs[left - jc]:
                                 continue
                             abc = ab | c[0]
                             for d in fourth:
