@@ -521,9 +521,7 @@ class Referee:
             transition, seats = decide(loaded)
             if not transition.events:
                 return loaded
-            change = Change(
-                loaded.match.version, transition.match, seats, transition.events, loaded.now
-            )
+            change = _change(loaded, transition, seats=seats)
             try:
                 self._commit(change)
             except Stale:
@@ -544,9 +542,7 @@ class Referee:
             now = _game_now(loaded)
             advanced = game.advance_clock(loaded.match, seconds, at=now)
             transition = advanced.then(partial(self._advance, now=now + seconds, moved=False))
-            change = Change(
-                loaded.match.version, transition.match, loaded.seats, transition.events, loaded.now
-            )
+            change = _change(loaded, transition)
             try:
                 self._commit(change)
             except Stale:
@@ -609,16 +605,7 @@ class Referee:
                 drawn = tuple(tile.code for tile in transition.drawn)
                 kept = Receipt(idempotency.fingerprint, transition.match.version, drawn, view)
                 receipt = (seat, idempotency.key, kept)
-            change = Change(
-                loaded.match.version,
-                transition.match,
-                loaded.seats,
-                transition.events,
-                loaded.now,
-                check_clock=not loaded.fresh,
-                receipt=receipt,
-                guarded=if_match is not None,
-            )
+            change = _change(loaded, transition, receipt=receipt, guarded=if_match is not None)
             try:
                 replayed = self._commit(change)
             except Stale as stale:
@@ -651,9 +638,7 @@ class Referee:
         settled = self._advance(loaded.match, _game_now(loaded), False)
         if not settled.events:
             return
-        change = Change(
-            loaded.match.version, settled.match, loaded.seats, settled.events, loaded.now
-        )
+        change = _change(loaded, settled)
         with contextlib.suppress(Stale):  # someone else settled it
             self._commit(change)
 
@@ -693,14 +678,7 @@ class Referee:
             transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded
-            change = Change(
-                loaded.match.version,
-                transition.match,
-                loaded.seats,
-                transition.events,
-                loaded.now,
-                check_clock=not loaded.fresh,
-            )
+            change = _change(loaded, transition)
             try:
                 self._commit(change)
             except Stale:
@@ -736,6 +714,29 @@ class Referee:
         ):
             raise TokenForAnotherMatch("this token belongs to another match")
         raise BadToken("the seat token is not valid for this match")
+
+
+def _change(
+    loaded: Loaded,
+    transition: Transition,
+    *,
+    seats: tuple[str, ...] | None = None,
+    receipt: tuple[int, str, Receipt] | None = None,
+    guarded: bool = False,
+) -> Change:
+    """The commit of ``transition``, computed on ``loaded`` (its clock checked when that is
+    the worker's copy, whose clock is an estimate), with the seats' digests ``seats`` when
+    they change."""
+    return Change(
+        loaded.match.version,
+        transition.match,
+        loaded.seats if seats is None else seats,
+        transition.events,
+        loaded.now,
+        check_clock=not loaded.fresh,
+        receipt=receipt,
+        guarded=guarded,
+    )
 
 
 def _game_now(loaded: Loaded) -> float:

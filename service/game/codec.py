@@ -15,10 +15,10 @@ game's state takes about 1.1 KB instead of 1.9 KB in format 1, which is still re
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from service.game.errors import MatchDecodeError
 from service.game.state import (
@@ -33,6 +33,9 @@ from service.game.state import (
     table_codes,
 )
 from service.rules import Outcome, Reason, Rules, Tile, codes_of, parse_tiles
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 __all__ = [
     "FORMAT",
@@ -115,21 +118,33 @@ def from_dict(data: Mapping[str, Any]) -> Match:
         raise MatchDecodeError(f"stored match cannot be read: {error!r}") from error
 
 
-def _joined(tiles: tuple[Tile, ...]) -> str:
-    """The codes of ``tiles`` joined by spaces, kept for the tuple itself: a move copies the
-    match but keeps every pool and rack it does not change, and each is written again."""
-    kept = _JOINED.get(id(tiles))
-    if kept is not None and kept[0] is tiles:
-        return kept[1]
-    text = " ".join([tile.code for tile in tiles])
-    if len(_JOINED) >= _JOINED_KEPT:
-        _JOINED.clear()
-    _JOINED[id(tiles)] = (tiles, text)  # the tuple is held: its id is never another's
-    return text
+class _PerObject(Generic[K, V]):
+    """``make(key)`` worked out once per object ``key`` (not per equal object): a move copies
+    the match but keeps the pool, the racks and the rules it does not change, and each is
+    written again. Each key is held, so that its id is never another object's; the oldest
+    half of what is held goes when ``size`` is reached."""
+
+    def __init__(self, make: Callable[[K], V], size: int) -> None:
+        self.make, self.size = make, size
+        self._kept: dict[int, tuple[K, V]] = {}
+
+    def __call__(self, key: K) -> V:
+        kept = self._kept.get(id(key))
+        if kept is not None and kept[0] is key:
+            return kept[1]
+        value = self.make(key)
+        if len(self._kept) >= self.size:
+            self._kept.clear()
+        self._kept[id(key)] = (key, value)
+        return value
 
 
-_JOINED: dict[int, tuple[tuple[Tile, ...], str]] = {}
-_JOINED_KEPT = 4096
+def _joined_codes(tiles: tuple[Tile, ...]) -> str:
+    return " ".join([tile.code for tile in tiles])
+
+
+_joined = _PerObject(_joined_codes, 4096)
+"""The codes of a tuple of tiles joined by spaces."""
 
 
 def _player_row(player: Player) -> list[Any]:
@@ -269,9 +284,14 @@ def rules_to_dict(rules: Rules) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=256)
-def _rules_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
-    # Every stored state and view holds the rules: work each match's rules out once.
+def _rules_items_of(rules: Rules) -> tuple[tuple[str, Any], ...]:
     return tuple((field.name, _plain(getattr(rules, field.name))) for field in fields(Rules))
+
+
+# Every stored state and view holds the rules: worked out once per options (lru_cache) and
+# found by the object itself first (a match's rules are one object from decoding on, and
+# hashing a Rules hashes every option).
+_rules_items = _PerObject(_rules_items_of, 1024)
 
 
 def rules_from_dict(data: Mapping[str, Any]) -> Rules:

@@ -175,14 +175,14 @@ def require_seat(match: Match, seat: int) -> None:
 
 def start_turn(match: Match, seat: int, *, at: float) -> Match:
     """Return ``match`` with ``seat``'s turn starting at ``at``, with its deadline."""
+    return replace(match, **_turn_start(match, seat, at))
+
+
+def _turn_start(match: Match, seat: int, at: float) -> dict[str, Any]:
+    """The fields :func:`start_turn` changes."""
     seconds = match.rules.turn_seconds
-    return replace(
-        match,
-        current_seat=seat,
-        turn_started=at,
-        turn_deadline=at + seconds if seconds else None,
-        draft=None,
-    )
+    deadline = at + seconds if seconds else None
+    return {"current_seat": seat, "turn_started": at, "turn_deadline": deadline, "draft": None}
 
 
 def end_turn(
@@ -204,24 +204,26 @@ def end_turn(
             match, event_type, at=at, seat=seat, **data, next_seat=None, turn_deadline=None
         )
         return finished.then(game_end)
-    following = start_turn(match, match.next_seat(seat), at=at)
-    return record(
-        following,
+    following = _turn_start(match, match.next_seat(seat), at)
+    return record(  # the turn recorded and the next one started: one copy of the match
+        match,
         event_type,
         at=at,
         seat=seat,
+        changes=following,
         **data,
-        next_seat=following.current_seat,
-        turn_deadline=following.turn_deadline,
+        next_seat=following["current_seat"],
+        turn_deadline=following["turn_deadline"],
     )
 
 
 def take_from_pool(match: Match, seat: int, count: int) -> tuple[Match, tuple[Tile, ...]]:
     """Move up to ``count`` tiles from the head of the pool to ``seat``'s rack."""
     drawn = match.pool[:count]
-    player = match.players[seat]
-    taken = match.with_player(seat, replace(player, rack=sorted_rack(player.rack + drawn)))
-    return replace(taken, pool=match.pool[len(drawn) :], passes_in_a_row=0), drawn
+    players = list(match.players)
+    players[seat] = replace(players[seat], rack=sorted_rack(players[seat].rack + drawn))
+    taken = replace(match, players=tuple(players), pool=match.pool[len(drawn) :], passes_in_a_row=0)
+    return taken, drawn
 
 
 def record_pass(match: Match, seat: int, *, at: float, timed_out: bool = False) -> Transition:

@@ -97,8 +97,26 @@ def classify(tiles: Sequence[Tile]) -> SetInfo:
     reading stands for what the set needs. Returns a :class:`SetInfo` whose ``fault`` and
     ``reason`` say what is wrong when the set is invalid (a reading the set cannot have
     included).
+
+    Kept by the sets' codes (readings included): a move's check reads every set of the table
+    it leaves, most of them the sets it found there, and some sets twice.
     """
     tiles = tuple(tiles)
+    key = tuple([tile.code for tile in tiles])
+    info = _CLASSIFIED.get(key)
+    if info is None:
+        info = _classify(tiles)
+        if len(_CLASSIFIED) >= _CLASSIFIED_KEPT:
+            _CLASSIFIED.clear()
+        _CLASSIFIED[key] = info
+    return info
+
+
+_CLASSIFIED: dict[tuple[str, ...], SetInfo] = {}
+_CLASSIFIED_KEPT = 8192
+
+
+def _classify(tiles: tuple[Tile, ...]) -> SetInfo:
     numbered = [tile for tile in tiles if not tile.is_joker]
     if len(tiles) < MIN_SET_SIZE:
         return _invalid(tiles, SetFault.TOO_FEW_TILES, "a set needs at least 3 tiles")
@@ -226,8 +244,8 @@ def _as_run(tiles: tuple[Tile, ...]) -> SetInfo:
             f"a joker cannot stand for {end}: nothing follows 13",
             number=end,
         )
-    stands = [Tile(colour, start + i) for i in range(len(tiles))]
-    jokers = tuple(stands[i].code for i, tile in enumerate(tiles) if tile.is_joker)
+    # The codes of the tiles the jokers stand for, written as Tile.code writes them.
+    jokers = tuple(f"{colour.value}{start + i}" for i, tile in enumerate(tiles) if tile.is_joker)
     points = sum(range(start, end + 1))
     return SetInfo(tiles, SetKind.RUN, None, None, jokers, points, colour=colour, start=start)
 
