@@ -16,17 +16,19 @@ def app_overrides() -> dict:
     return {"test_mode": True}
 
 
-def wait_past(view: dict, extra: float = 0.15) -> None:
-    time.sleep(max(0.0, view["turn_deadline"] - view["server_time"]) + extra)
+def wait_past(app, view: dict, extra: float = 0.15) -> None:
+    """Sleep until ``extra`` seconds past the view's turn deadline on the shared clock (read
+    now: the answer may have taken a while to check, the first time the contract is built)."""
+    time.sleep(max(0.0, view["turn_deadline"] - app.extensions["store"].now()) + extra)
 
 
 def events_of(client, match_id: str) -> list[dict]:
     return client.get(f"/v1/matches/{match_id}/events").get_json()["events"]
 
 
-def test_a_turn_that_runs_out_without_a_draft_draws_one_tile(client) -> None:
+def test_a_turn_that_runs_out_without_a_draft_draws_one_tile(app, client) -> None:
     created, (ann, _bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6", rules={"turn_seconds": 1})
-    wait_past(created["match"])
+    wait_past(app, created["match"])
     view = ann.view().get_json()
     assert view["rack"] == ["R1", "O4"]
     assert view["current_seat"] == 1
@@ -34,7 +36,7 @@ def test_a_turn_that_runs_out_without_a_draft_draws_one_tile(client) -> None:
     assert kinds == [("turn_timed_out", 0), ("drew", 0)]
 
 
-def test_a_turn_that_runs_out_with_an_unchanged_draft_draws_one_tile(client) -> None:
+def test_a_turn_that_runs_out_with_an_unchanged_draft_draws_one_tile(app, client) -> None:
     created, (ann, _) = setup(
         client,
         ["R1 R2", "K7"],
@@ -44,11 +46,11 @@ def test_a_turn_that_runs_out_with_an_unchanged_draft_draws_one_tile(client) -> 
         rules={"turn_seconds": 1},
     )
     assert ann.draft("K5 B5 R5").status_code == 200  # the same group, listed otherwise
-    wait_past(created["match"])
+    wait_past(app, created["match"])
     assert ann.view().get_json()["rack"] == ["R1", "R2", "O4"]
 
 
-def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(client) -> None:
+def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(app, client) -> None:
     created, (ann, bo) = setup(
         client,
         ["R4 K9", "K7"],
@@ -58,7 +60,7 @@ def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(cl
         rules={"turn_seconds": 1},
     )
     assert ann.draft("R1 R2 R3 R4").status_code == 200
-    wait_past(created["match"])
+    wait_past(app, created["match"])
     view = bo.view().get_json()
     assert view["table"] == [["R1", "R2", "R3"]]
     assert view["draft"] is None
@@ -68,7 +70,7 @@ def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(cl
     assert timed_out[0]["data"]["penalty"] == 3
 
 
-def test_with_a_failed_turn_penalty_of_one_a_changed_draft_costs_one_tile(client) -> None:
+def test_with_a_failed_turn_penalty_of_one_a_changed_draft_costs_one_tile(app, client) -> None:
     created, (ann, _bo) = setup(
         client,
         ["R4 K9", "K7"],
@@ -79,16 +81,18 @@ def test_with_a_failed_turn_penalty_of_one_a_changed_draft_costs_one_tile(client
     )
     assert created["match"]["rules"]["failed_turn_penalty"] == 1
     assert ann.draft("R1 R2 R3 R4").status_code == 200
-    wait_past(created["match"])
+    wait_past(app, created["match"])
     assert ann.rack() == ["R4", "K9", "O4"]
     timed_out = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
     assert timed_out[0]["data"] == {"reverted": True, "penalty": 1}
 
 
-def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(client) -> None:
+def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(
+    app, client
+) -> None:
     created, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6 O7", rules={"turn_seconds": 1})
     start = created["match"]["turn_started"]
-    time.sleep(3.3)
+    time.sleep(max(0.0, start + 3.3 - app.extensions["store"].now()))  # on the shared clock
     view = ann.view().get_json()
     events = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
     assert [e["seat"] for e in events] == [0, 1, 0]
@@ -101,7 +105,7 @@ def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(
 
 def test_the_sweeper_settles_an_expired_turn_when_nobody_asks(app, client, redis_client) -> None:
     created, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5", rules={"turn_seconds": 1})
-    wait_past(created["match"])
+    wait_past(app, created["match"])
     assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
     stored = redis_client.hget(Keys(created["id"]).state, "v")
     assert int(stored) > created["match"]["version"]
