@@ -661,8 +661,10 @@ class Referee:
             return secrets.SystemRandom()
         return random.Random(f"{seed}:{game_number}")
 
-    def _load(self, match_id: str) -> Loaded:
-        loaded = self.store.load(match_id)
+    def _load(self, match_id: str, *, reading: bool = False) -> Loaded:
+        """The stored match (``reading``: on the worker's copy and clock estimate, see
+        ``MatchStore.current``); raise MatchNotFound."""
+        loaded = self.store.current(match_id) if reading else self.store.load(match_id)
         if loaded is None:
             raise MatchNotFound(match_id)
         return loaded
@@ -672,9 +674,7 @@ class Referee:
         the worker's copy of the stored version with its estimate of the clock (a commit is
         then checked against the shared clock)."""
         for attempt in range(MAX_ATTEMPTS):
-            loaded = self.store.current(match_id) if reading else self.store.load(match_id)
-            if loaded is None:
-                raise MatchNotFound(match_id)
+            loaded = self._load(match_id, reading=reading)
             transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded

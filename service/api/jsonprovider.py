@@ -27,6 +27,10 @@ class OrjsonProvider(DefaultJSONProvider):
 
     def response(self, *args: Any, **kwargs: Any) -> BaseResponse:
         if len(args) == 1 and not kwargs:
-            response_class = cast("type[Response]", self._app.response_class)  # a Flask app's
-            return response_class(dumps(args[0]) + b"\n", mimetype=self.mimetype)
+            return self.encoded(dumps(args[0]))
         return super().response(*args, **kwargs)
+
+    def encoded(self, body: bytes) -> Response:
+        """The answer whose body is the JSON ``body``, already encoded (a rendered view)."""
+        response_class = cast("type[Response]", self._app.response_class)  # a Flask app's
+        return response_class(body + b"\n", mimetype=self.mimetype)

@@ -10,6 +10,7 @@ from marshmallow import Schema, fields, validate
 from service import game
 from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
+from service.api.jsonprovider import OrjsonProvider
 from service.api.parsing import load_body, load_query
 from service.api.rendered import Reader, RenderedViews
 from service.api.schemas import (
@@ -79,6 +80,12 @@ def rendered_views() -> RenderedViews:
     return views
 
 
+def json_provider() -> OrjsonProvider:
+    """The app's JSON answers (``service/api/jsonprovider.py``)."""
+    provider: OrjsonProvider = current_app.json  # type: ignore[assignment]
+    return provider
+
+
 def etag(version: int) -> str:
     """The strong ETag of a match version."""
     return f'"{version}"'
@@ -130,7 +137,7 @@ def get_match(match_id: str) -> Response:
     body = rendered_views().json(
         (match.id, match.version, reader), now, lambda at: _view(match, reader, at)
     )
-    response = current_app.response_class(body + b"\n", mimetype="application/json")
+    response = json_provider().encoded(body)
     response.headers["ETag"] = etag(match.version)
     return response
 

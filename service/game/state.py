@@ -141,11 +141,12 @@ class Match:
         """The seat that plays after ``seat`` (clockwise)."""
         return (seat + 1) % len(self.players)
 
-    def with_player(self, seat: int, player: Player) -> Match:
-        """Return the match with ``player`` at ``seat``."""
+    def with_player(self, seat: int, player: Player, **changes: Any) -> Match:
+        """Return the match with ``player`` at ``seat``, and ``changes`` to its other fields
+        made in the same copy."""
         players = list(self.players)
         players[seat] = player
-        return replace(self, players=tuple(players))
+        return replace(self, players=tuple(players), **changes)
 
 
 class EventType(enum.StrEnum):

@@ -220,9 +220,13 @@ def end_turn(
 def take_from_pool(match: Match, seat: int, count: int) -> tuple[Match, tuple[Tile, ...]]:
     """Move up to ``count`` tiles from the head of the pool to ``seat``'s rack."""
     drawn = match.pool[:count]
-    players = list(match.players)
-    players[seat] = replace(players[seat], rack=sorted_rack(players[seat].rack + drawn))
-    taken = replace(match, players=tuple(players), pool=match.pool[len(drawn) :], passes_in_a_row=0)
+    player = match.players[seat]
+    taken = match.with_player(
+        seat,
+        replace(player, rack=sorted_rack(player.rack + drawn)),
+        pool=match.pool[len(drawn) :],
+        passes_in_a_row=0,
+    )
     return taken, drawn
 
 

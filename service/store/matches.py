@@ -35,7 +35,7 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, TypeVar
 
@@ -288,8 +288,7 @@ class MatchStore:
         now = self.clock()
         if int(version) == cached[0].version:
             return Loaded(cached[0], cached[1], now, fresh=False)
-        fresh = self._decode(state, now)
-        return Loaded(fresh.match, fresh.seats, now, fresh=False)
+        return replace(self._decode(state, now), fresh=False)
 
     def exists(self, match_id: str) -> bool:
         """Whether the match is stored."""
