@@ -106,14 +106,16 @@ end
 # A line per match: id token
 VIEW_LUA = """
 init = function(args)
-  matches = load_matches("%(data)s", tonumber(args[1]))
+  requests = {}
+  for i, m in ipairs(load_matches("%(data)s", tonumber(args[1]))) do
+    requests[i] = wrk.format("GET", "/v1/matches/" .. m[1], {["Authorization"] = "Bearer " .. m[2]})
+  end
   cursor = 0
 end
 
 request = function()
-  cursor = cursor %% #matches + 1
-  local m = matches[cursor]
-  return wrk.format("GET", "/v1/matches/" .. m[1], {["Authorization"] = "Bearer " .. m[2]})
+  cursor = cursor %% #requests + 1
+  return requests[cursor]
 end
 """
 
@@ -121,22 +123,27 @@ end
 # drafts are no moves). Each draft lays out 1 to 3 tiles of the rack, a different part each time.
 DRAFT_LUA = """
 init = function(args)
-  matches = load_matches("%(data)s", tonumber(args[1]))
+  requests = {}
+  for i, m in ipairs(load_matches("%(data)s", tonumber(args[1]))) do
+    local headers = {["Authorization"] = "Bearer " .. m[2], ["Content-Type"] = "application/json"}
+    requests[i] = {}
+    for turn = 0, 11 do  -- size and first repeat every 12 turns
+      local size = turn %% 3 + 1
+      local first = turn + 3
+      local tiles = {}
+      for t = first, first + size - 1 do tiles[#tiles + 1] = '"' .. m[t] .. '"' end
+      local body = '{"table": [[' .. table.concat(tiles, ", ") .. ']]}'
+      requests[i][turn + 1] = wrk.format("PUT", "/v1/matches/" .. m[1] .. "/draft", headers, body)
+    end
+  end
   cursor = 0
   turn = 0
 end
 
 request = function()
-  cursor = cursor %% #matches + 1
+  cursor = cursor %% #requests + 1
   if cursor == 1 then turn = turn + 1 end
-  local m = matches[cursor]
-  local size = turn %% 3 + 1
-  local first = turn %% 12 + 3
-  local tiles = {}
-  for i = first, first + size - 1 do tiles[#tiles + 1] = '"' .. m[i] .. '"' end
-  local body = '{"table": [[' .. table.concat(tiles, ", ") .. ']]}'
-  local headers = {["Authorization"] = "Bearer " .. m[2], ["Content-Type"] = "application/json"}
-  return wrk.format("PUT", "/v1/matches/" .. m[1] .. "/draft", headers, body)
+  return requests[cursor][turn %% 12 + 1]
 end
 """
 
