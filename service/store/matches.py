@@ -412,14 +412,22 @@ class MatchStore:
                     answer = client.xread(
                         {keys.events: f"0-{after}"}, count=batch, block=int(wake * 1000)
                     )
-                    entries = _entries(answer)
-                    if not entries and not client.exists(keys.state):
-                        return  # the match expired
+                    events = [_stored_event(entry, fields) for entry, fields in _entries(answer)]
+                    packed = 0
+                    if not events:
+                        version, packed_upto = client.hmget(keys.state, ["v", "ap"])
+                        if version is None:
+                            return  # the match expired
+                        packed = int(packed_upto or 0)
                 except _FAILURES as error:
                     raise StoreUnavailable(
                         f"following {match_id} failed: {type(error).__name__}"
                     ) from error
-                events = [_stored_event(entry_id, fields) for entry_id, fields in entries]
+                # A game's end packs the log at once (its events leave the stream for the
+                # state hash): while this reader was between two reads, the stream lost
+                # events it had not read. They are read where they are now, packed or not.
+                if packed > after or (events and events[0].version != after + 1):
+                    events = self.stored_events(match_id, after=after, limit=batch)
                 yield events
                 if events:
                     after = events[-1].version
