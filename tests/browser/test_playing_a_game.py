@@ -300,9 +300,7 @@ def test_a_hint_is_laid_out_as_a_draft_that_can_be_undone_or_played(
     assert view["table"] == [["B7", "B8", "B9"], ["R10", "R11", "R12"]]
 
 
-def test_a_tap_that_comes_with_a_redraw_still_picks_the_tile(
-    new_page: Any, server: Server
-) -> None:
+def test_a_tap_that_comes_with_a_redraw_still_picks_the_tile(new_page: Any, server: Server) -> None:
     # A tap is a press and a release. The page redraws the table and the rack on each answer
     # it gets (here the meld checker's, asked for after Ann's first move). A redraw between
     # the press and the release replaced the pressed tile, and the browser then sent the click

@@ -103,9 +103,7 @@ def test_a_follower_between_two_reads_gets_the_events_the_game_end_packed_meanwh
         got += next(followed, None) or []
         if got and got[-1].type.value == "match_finished":
             break
-    assert [e.version for e in got] == list(
-        range(created.match.version + 1, played.version + 1)
-    )
+    assert [e.version for e in got] == list(range(created.match.version + 1, played.version + 1))
     assert next(followed, None) is None  # the match is finished: the follower ends
 
 
