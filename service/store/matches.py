@@ -387,6 +387,8 @@ class MatchStore:
         out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
         match is finished (or canceled) and its last event yielded, or the match has expired;
         a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
+        Events packed while it was between two reads (a game's end packs the log at once)
+        are read from the state, where they went: none is missed.
         """
         keys = Keys(match_id)
         while True:  # first what was packed (the stream no longer holds it), and the rest
