@@ -23,7 +23,7 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
     it to ``schema`` (which then also names what is wrong).
     """
     raw = request.get_data(cache=True)
-    if not raw.strip():
+    if not raw:  # no body; whitespace alone is not JSON (a 400 like any malformed body)
         data: Any = {}
     else:
         data = _parse(raw)

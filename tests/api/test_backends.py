@@ -198,6 +198,21 @@ def test_a_player_who_leaves_is_replaced_by_a_bot_that_plays_its_turn_at_once(cl
     assert again.status_code == 200 and again.get_json()["match"]["version"] == match["version"]
 
 
+@pytest.mark.parametrize("body", [b"\n", b"  ", b"\r\n\t"])
+def test_a_body_of_whitespace_alone_is_not_json_and_nobody_leaves(client, body: bytes) -> None:
+    """No body means no options; whitespace alone is a malformed JSON body (schemathesis
+    sends it as one), refused before anything changes."""
+    _, seats = owned(client, ("Ann", "u-ann"), ("Bo", "u-bo"))
+    before = seats[0].view().get_json()
+    headers = {**seats[0].auth, "Content-Type": "application/json"}
+    refused = seats[0].client.post(seats[0].url("leave"), data=body, headers=headers)
+    assert refused.status_code == 400
+    assert refused.get_json()["type"].endswith("invalid-json")
+    assert seats[0].view().get_json()["version"] == before["version"]
+    empty = seats[0].client.post(seats[0].url("leave"), data=b"", headers=headers)
+    assert empty.status_code == 200 and empty.get_json()["match"]["players"][0]["left"] is True
+
+
 def test_the_owner_makes_a_seat_leave_and_the_last_human_leaving_abandons_the_match(
     client,
 ) -> None:
