@@ -387,6 +387,8 @@ class MatchStore:
         out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
         match is finished (or canceled) and its last event yielded, or the match has expired;
         a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
+        Events packed while it was between two reads (a game's end packs the log at once)
+        are read from the state, where they went: none is missed.
         """
         keys = Keys(match_id)
         while True:  # first what was packed (the stream no longer holds it), and the rest
@@ -412,14 +414,23 @@ class MatchStore:
                     answer = client.xread(
                         {keys.events: f"0-{after}"}, count=batch, block=int(wake * 1000)
                     )
-                    entries = _entries(answer)
-                    if not entries and not client.exists(keys.state):
-                        return  # the match expired
+                    events = [_stored_event(entry, fields) for entry, fields in _entries(answer)]
+                    packed = 0
+                    if not events:
+                        fields: Any = client.hmget(keys.state, ["v", "ap"])
+                        version, packed_upto = fields
+                        if version is None:
+                            return  # the match expired
+                        packed = int(packed_upto or 0)
                 except _FAILURES as error:
                     raise StoreUnavailable(
                         f"following {match_id} failed: {type(error).__name__}"
                     ) from error
-                events = [_stored_event(entry_id, fields) for entry_id, fields in entries]
+                # A game's end packs the log at once (its events leave the stream for the
+                # state hash): while this reader was between two reads, the stream lost
+                # events it had not read. They are read where they are now, packed or not.
+                if packed > after or (events and events[0].version != after + 1):
+                    events = self.stored_events(match_id, after=after, limit=batch)
                 yield events
                 if events:
                     after = events[-1].version

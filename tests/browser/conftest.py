@@ -112,6 +112,10 @@ def server(redis_server: RedisProcess) -> Iterator[Server]:
         "REFEREE_TEST_MODE": "1",
         # Streams notice a departed client at their next keep-alive: shut down in about 1 s.
         "STREAM_KEEPALIVE_SECONDS": "1",
+        # These tests are about the page: on a starved machine (a busy CI box) the session's
+        # Redis once took longer than the default 0.5 s to answer, and the referee answered
+        # 503 (as it should; tests/faults cover that) before the page had drawn anything.
+        "REDIS_SOCKET_TIMEOUT": "2",
     }
     running = Server(env=env, workers=1, threads=32, log_level="warning")
     try:

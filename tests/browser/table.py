@@ -12,7 +12,7 @@ def box_of(locator: Any) -> dict[str, float]:
     """The element's box. The page redraws on every change of the match (a live event, the
     meld checker's answer), replacing its elements with equal ones: a box measured on an
     element replaced meanwhile is None, so measure again on the new one."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 10  # as patient as an expect() (conftest)
     while (box := locator.bounding_box()) is None:
         assert time.monotonic() < deadline, f"{locator} has no box"
         time.sleep(0.05)

@@ -3,6 +3,7 @@ persists, and asks the referee for its messages in the same language (Accept-Lan
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -191,3 +192,56 @@ def test_the_docs_page_follows_the_language_and_keeps_the_contract_in_english(
     assert page.evaluate("document.documentElement.lang") == "sv"
     assert page.title() == "Rummikub Referee · API-dokumentation"
     assert page.locator("#swagger-ui").get_attribute("lang") == "en"
+
+
+def test_a_slow_catalogue_holds_the_page_back_and_its_words_are_all_there(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    # The page's words come from its catalogue. Answered slowly, the page asks for nothing
+    # and draws nothing before it has it: a finished match's result dialog then opens with
+    # its title and text in the page's language (never empty, never the catalogue's keys).
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 0, "target_score": 1},
+            "setup": {"racks": [["K10", "K11", "K12"], ["O1", "O2", "B6"]], "pool": ["R1"]},
+        }
+    )
+    match_id, version = created["id"], created["match"]["version"]
+    status, played = server.api(
+        "POST",
+        f"/v1/matches/{match_id}/play",
+        {"table": [["K10", "K11", "K12"]]},
+        token=created["seats"][0]["token"],
+        headers={"If-Match": f'"{version}"'},
+    )
+    assert status == 200 and played["match"]["status"] == "finished", played
+
+    page = new_page(locale="es-ES")
+    held: list[Any] = []
+    asked_early: list[str] = []
+    page.route("**/assets/i18n/*.json", lambda route: held.append(route))
+    page.route(
+        f"**/v1/matches/{match_id}*",
+        lambda route: (asked_early.append(route.request.url) if held else None, route.continue_()),
+    )
+    page.goto(server.seat_url(match_id, created["seats"][1]["token"]))
+    # The page's module has run up to its catalogue: both languages asked for, neither answered
+    # (Playwright hands the requests to the handler while it waits).
+    deadline = time.monotonic() + 10
+    while len(held) < 2:
+        assert time.monotonic() < deadline, f"the page asked for {len(held)} catalogue(s)"
+        page.wait_for_timeout(20)
+    assert sorted(route.request.url.rsplit("/", 1)[1] for route in held) == ["en.json", "es.json"]
+    assert asked_early == []  # no view asked for (nor drawn) without the page's words
+    expect(page.locator("#result-dialog")).not_to_be_visible()
+    routes, held[:] = list(held), []
+    for route in routes:
+        route.continue_()
+
+    dialog = page.locator("#result-dialog")
+    expect(dialog).to_be_visible()
+    expect(page.locator("#result-title")).to_have_text("Fin de la partida: ¡Ann gana la partida!")
+    expect(dialog).to_contain_text("Ann cerró y gana el juego 1.")
+    expect(page.locator("#rematch-button")).to_have_text("Revancha")
+    expect(page.locator("#turn-text")).to_contain_text("La partida ha terminado: gana Ann.")

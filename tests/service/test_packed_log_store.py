@@ -78,3 +78,56 @@ def test_packing_twice_or_after_another_worker_writes_nothing_twice(
     events = referee.store.events(match_id)
     assert [e["version"] for e in events] == list(range(1, created.match.version + 1))
     assert redis_client.hget(Keys(match_id).state, "ap") == str(created.match.version)
+
+
+def test_a_follower_between_two_reads_gets_the_events_the_game_end_packed_meanwhile(
+    referee: Referee,
+) -> None:
+    # The move that ends a game packs the log at once (the stream's entries move into the
+    # state hash). A follower that was not blocked in its read just then (between two reads:
+    # a busy worker) must still get those events, and end with the match: a browser that
+    # follows the match otherwise waits forever for its end (the rematch browser test's flake).
+    created = referee.create(
+        [PlayerSpec("Ann"), PlayerSpec("Bo")],
+        rules=Rules(turn_seconds=0, target_score=1),
+        setup=Setup.parse([["K10", "K11", "K12"], ["O1", "O2", "B6"]], ["R1"]),
+    )
+    match_id, (ann, _) = created.match.id, created.tokens
+    followed = referee.store.follow(match_id, after=created.match.version, wake=0.05)
+    assert next(followed) == []  # the read timed out; the next one is not sent yet
+    played = referee.play(match_id, ann, (parse_tiles(["K10", "K11", "K12"]),))
+    assert played.view["status"] == "finished"
+    assert referee.store.events(match_id, after=created.match.version)  # packed, not lost
+    got: list[Any] = []
+    for _ in range(5):
+        got += next(followed, None) or []
+        if got and got[-1].type.value == "match_finished":
+            break
+    assert [e.version for e in got] == list(range(created.match.version + 1, played.version + 1))
+    assert next(followed, None) is None  # the match is finished: the follower ends
+
+
+def test_a_follower_between_two_reads_misses_nothing_when_the_next_game_began_meanwhile(
+    referee: Referee,
+) -> None:
+    # Between two reads of a follower: a game ends (its events are packed) and the next one
+    # begins (its first events are in the stream again). The follower gets them all, in order.
+    created = referee.create(
+        [PlayerSpec("Ann"), PlayerSpec("Bo")],
+        rules=Rules(turn_seconds=0),
+        setup=Setup.parse([["K10", "K11", "K12"], ["O1", "O2", "B6"]], POOL),
+    )
+    match_id, (ann, _) = created.match.id, created.tokens
+    followed = referee.store.follow(match_id, after=created.match.version, wake=0.05)
+    assert next(followed) == []
+    over = referee.play(match_id, ann, (parse_tiles(["K10", "K11", "K12"]),))
+    assert over.view["status"] == "game_over"
+    again = referee.next_game(match_id, ann)
+    assert again.view["status"] == "playing" and again.version > over.version
+    got: list[Any] = []
+    for _ in range(5):
+        got += next(followed, None) or []
+        if got and got[-1].version == again.version:
+            break
+    assert [e.version for e in got] == list(range(created.match.version + 1, again.version + 1))
+    followed.close()

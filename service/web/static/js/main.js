@@ -27,6 +27,7 @@ const state = {
   workKey: null,
   selected: null,
   dragging: false,
+  pressing: false, // a pointer is down on the table or the rack (see holdRedrawsWhilePressed)
   pendingRender: false,
   queue: Promise.resolve(),
   draftTimer: null,
@@ -277,6 +278,7 @@ async function startGame(matchId, token) {
 
 function wireGame() {
   const game = $("#game");
+  holdRedrawsWhilePressed(game);
   enableDrag(game, {
     canDrag: () => isMyTurn(),
     onDrop: (tileId, target) => moveTile(tileId, target),
@@ -310,6 +312,27 @@ function wireGame() {
   $("#leave-cancel").addEventListener("click", () => $("#leave-dialog").close());
   $("#leave-confirm").addEventListener("click", leave);
   $("#rematch-button").addEventListener("click", rematch);
+}
+
+// A tap is a press and a release. A redraw between the two (an answer, a live event) replaces
+// the pressed tile or place, and the browser then sends the click to no tile at all: the tap
+// is lost. So while a pointer is down on the table or the rack, redraws wait; the one held
+// back runs after the click (which the release brings in the same task, and which redraws
+// anyway when it acts).
+function holdRedrawsWhilePressed(game) {
+  game.addEventListener("pointerdown", (event) => {
+    if (event.target.closest("#table-sets, #rack")) state.pressing = true;
+  }, true);
+  const release = () => {
+    if (!state.pressing) return;
+    state.pressing = false;
+    setTimeout(() => {
+      if (state.pendingRender && !state.dragging) render();
+    }, 0);
+  };
+  document.addEventListener("pointerup", release, true);
+  document.addEventListener("pointercancel", release, true);
+  window.addEventListener("blur", release);
 }
 
 function me() {
@@ -384,7 +407,7 @@ function acceptView(view, times = null) {
 // Rendering
 
 function render() {
-  if (state.dragging) {
+  if (state.dragging || state.pressing) {
     state.pendingRender = true;
     return;
   }
@@ -1275,7 +1298,7 @@ function showProblem(box, error) {
   }
   box.append(title);
   if (list.children.length) box.append(list);
-  if (state.view) renderTable();
+  if (state.view) render(); // the refused sets marked (not while a tap is pressed)
 }
 
 function hideProblem() {
