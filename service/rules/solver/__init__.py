@@ -319,13 +319,16 @@ def _best_sets(
     laying every joker is the costly part: at each floor the searches first try laying
     no joker at all, then one, and so on, each bound to beat the play found before
     (a play that places every rack tile ends it). Once one finds a play, a single
-    search with every joker, bound to beat it, settles the position; at the first
-    floor, every rack tile placed, that search is quick and runs anyway. Those searches
-    drop the states that have laid their jokers and cannot reach the floor even if
-    every number above placed what a search without jokers from 13 down finds there
-    (:func:`future_bounds`, run again for each floor: at a high floor it is quick, and
-    with locked sets it reads them unlocked); the last search of a series, the costly
-    one, also drops those with one joker left that cannot reach it with one more joker.
+    search with every joker, bound to beat it, settles the position. When none finds
+    one, a single search with every joker at that floor settles it too, or proves that
+    no play reaches it: the searches of the floor below would each cost more, and a
+    play that needs every joker is found at once rather than after a series of them.
+    Those searches drop the states that have laid their jokers and cannot reach the
+    floor even if every number above placed what a search without jokers from 13 down
+    finds there (:func:`future_bounds`, run again for each floor: at a high floor it
+    is quick, and with locked sets it reads them unlocked); the last search of a
+    series, the costly one, also drops those with one joker left that cannot reach it
+    with one more joker.
     """
     tiles = sum(map(sum, position.optional)) + position.rack_jokers
     if most_tiles is not None:
@@ -337,7 +340,7 @@ def _best_sets(
         and position.jokers > 0
         and sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
     )
-    for index, floor in enumerate(floors if series else ()):
+    for floor in floors if series else ():
         found = None
         future = future_bounds(position, deadline, floor) if bounded else None
         for limit in range(position.jokers):
@@ -357,11 +360,10 @@ def _best_sets(
         if found is not None:
             future = future_bounds(position, deadline, floor, FINAL_BOUND_JOKERS)
             return _with_every_joker(position, deadline, floor, future) or found
-        if index == 0:  # every rack tile placed: a search with every joker is quick too
-            sets = _with_every_joker(position, deadline, floor, future)
-            if sets is not None:
-                return sets
-    for floor in floors:
+        sets = _with_every_joker(position, deadline, floor, future)
+        if sets is not None:
+            return sets
+    for floor in () if series else floors:
         future = future_bounds(position, deadline, floor) if bounded else None
         sets = _with_every_joker(position, deadline, floor, future)
         if sets is not None:

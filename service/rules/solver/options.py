@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.packing import (
+    JOKER_SHIFT,
     JOKER_WEIGHT,
     SCALE,
     STATE_BITS,
@@ -107,8 +108,9 @@ class Steps:
 
 
 # An option for one colour: (key bits, value gained, jokers used, meld value added, step
-# number); the value is the score gained, scaled, plus the strength of the colour's new
-# run state
+# number); the key bits are the colour's new run state and the jokers used, each in its
+# place in a state's key, so that a state's and its options' bits add up to the new key;
+# the value is the score gained, scaled, plus the strength of the colour's new run state
 Option = tuple[int, int, int, int, int]
 # The same before it is placed at a colour and a number: (run state id, rack tiles
 # placed, jokers used, meld value added, step number)
@@ -353,7 +355,7 @@ class ColourOptions(dict[int, Entry]):
         lists = tuple(
             tuple(
                 (
-                    new_id << shift,
+                    (new_id << shift) + (jokers << JOKER_SHIFT),
                     ((extra * weight + jokers * joker_weight) << SCALE) + strengths[new_id],
                     jokers,
                     value,

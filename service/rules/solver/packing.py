@@ -47,7 +47,11 @@ __all__ = [
     "undominated_spare",
 ]
 
-TILE_WEIGHT = 1 << 16
+# Above what every rack tile of the largest box is worth in points (3 copies of 4 colours
+# of 1-13 and 4 jokers: 1,212), so more tiles always beat more points; and small enough
+# that a search's values (shifted left by SCALE) stay under 2**30 for racks of up to
+# about 60 tiles, where Python's integers take their quickest path.
+TILE_WEIGHT = 1 << 12
 JOKER_WEIGHT = TILE_WEIGHT + JOKER_PENALTY
 COLOURS = 4
 STATE_BITS = 12

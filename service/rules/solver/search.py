@@ -360,13 +360,19 @@ class _Search:
         Jokers weigh nothing until the end here, and the jokers placed top the key. A
         state with ``k`` jokers still to lay must reach ``needs[k]``, which only grows as
         ``k`` falls: each partial sum is held to the need of the jokers its options have
-        laid so far, since the options still to add can only lay more.
+        laid so far, since the options still to add can only lay more. With ``left``
+        jokers to lay after the group choice, ``rooms[left][j]`` is the need once the
+        options have laid ``j`` of them; an option's key bits count its jokers, so the
+        keys add up.
         """
         jokers = self.jokers
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
         get = new.get
+        rooms = [
+            tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
+        ]
         for key, score in self._states_of(layer):
             placed_jokers = key >> JOKER_SHIFT
             score &= NO_STRENGTH
@@ -382,42 +388,43 @@ class _Search:
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
                 left = left_over - group_jokers
-                need = needs[left]  # the least any option can need: it keeps every joker
-                if score + top0[r0] + t1 + t23 < need:
+                room = rooms[left]
+                if score + top0[r0] + t1 + t23 < room[0]:  # the least any option can need
                     continue
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
-                base = placed_jokers + group_jokers
+                base = (placed_jokers + group_jokers) << JOKER_SHIFT
                 for a in by0[r0]:
                     ja = a[2]
                     if ja > left:
                         break
                     sa = score + a[1]
-                    if sa + t1 + t23 < needs[left - ja]:
+                    if sa + t1 + t23 < room[ja]:
                         continue
+                    ka = base + a[0]
                     for b in second:
                         jb = ja + b[2]
                         if jb > left:
                             break
                         sab = sa + b[1]
-                        if sab + t23 < needs[left - jb]:
+                        if sab + t23 < room[jb]:
                             continue
-                        ab = a[0] | b[0]
+                        kab = ka + b[0]
                         for c in third:
                             jc = jb + c[2]
                             if jc > left:
                                 break
                             sabc = sab + c[1]
-                            if sabc + t3 < needs[left - jc]:
+                            if sabc + t3 < room[jc]:
                                 continue
-                            abc = ab | c[0]
+                            kabc = kab + c[0]
                             for d in fourth:
                                 jd = jc + d[2]
                                 if jd > left:
                                     break
                                 new_score = sabc + d[1]
-                                if new_score < needs[left - jd]:
+                                if new_score < room[jd]:
                                     continue
-                                new_key = abc | d[0] | (base + jd) << JOKER_SHIFT
+                                new_key = kabc + d[0]
                                 if new_score > get(new_key, -1):
                                     new[new_key] = new_score
                                     links[new_key] = (key, index, a, b, c, d)
@@ -465,6 +472,7 @@ class _Search:
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = score + group_jokers * joker_weight
                 base_jokers = placed_jokers + group_jokers
+                base_key = base_jokers << JOKER_SHIFT
                 base_meld = 0
                 if meld is not None:
                     base_meld = meld_value + (r0 + r1 + r2 + r3) * number
@@ -477,12 +485,12 @@ class _Search:
                         jb = ja + b[2]
                         if jb > left:
                             break
-                        ab = a[0] | b[0]
+                        ab = a[0] + b[0]
                         for c in third:
                             jc = jb + c[2]
                             if jc > left:
                                 break
-                            abc = ab | c[0]
+                            abc = ab + c[0]
                             for d in fourth:
                                 jd = jc + d[2]
                                 if jd > left:
@@ -491,7 +499,7 @@ class _Search:
                                 placed = base_jokers + jd
                                 if new_score - placed * joker_weight < need:
                                     continue
-                                new_key = abc | d[0] | placed << JOKER_SHIFT
+                                new_key = base_key + abc + d[0]
                                 if meld is not None:
                                     total = base_meld + a[3] + b[3] + c[3] + d[3]
                                     if total + meld_reach + (jokers - placed) * joker_reach < meld:
