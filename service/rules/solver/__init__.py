@@ -340,31 +340,27 @@ def _best_sets(
         and position.jokers > 0
         and sum(map(sum, position.mandatory)) >= SERIES_FROM_TABLE_TILES
     )
-    for floor in floors if series else ():
-        found = None
+    for floor in floors:
         future = future_bounds(position, deadline, floor) if bounded else None
-        for limit in range(position.jokers):
-            plan = best_plan(
-                position,
-                essential=True,
-                deadline=deadline,
-                floor=floor,
-                joker_limit=limit,
-                future=future,
-            )
-            sets = _lay(position, plan, essential=True)
-            if plan is not None and sets is not None:
-                if plan.score == most_possible(position):
-                    return sets
-                floor, found = plan.score + 1, sets  # the next search must do better
-        if found is not None:
-            future = future_bounds(position, deadline, floor, FINAL_BOUND_JOKERS)
-            return _with_every_joker(position, deadline, floor, future) or found
-        sets = _with_every_joker(position, deadline, floor, future)
-        if sets is not None:
-            return sets
-    for floor in () if series else floors:
-        future = future_bounds(position, deadline, floor) if bounded else None
+        if series:
+            found = None
+            for limit in range(position.jokers):
+                plan = best_plan(
+                    position,
+                    essential=True,
+                    deadline=deadline,
+                    floor=floor,
+                    joker_limit=limit,
+                    future=future,
+                )
+                sets = _lay(position, plan, essential=True)
+                if plan is not None and sets is not None:
+                    if plan.score == most_possible(position):
+                        return sets
+                    floor, found = plan.score + 1, sets  # the next search must do better
+            if found is not None:
+                future = future_bounds(position, deadline, floor, FINAL_BOUND_JOKERS)
+                return _with_every_joker(position, deadline, floor, future) or found
         sets = _with_every_joker(position, deadline, floor, future)
         if sets is not None:
             return sets
