@@ -121,8 +121,8 @@ def from_dict(data: Mapping[str, Any]) -> Match:
 class _PerObject(Generic[K, V]):
     """``make(key)`` worked out once per object ``key`` (not per equal object): a move copies
     the match but keeps the pool, the racks and the rules it does not change, and each is
-    written again. Each key is held, so that its id is never another object's; the oldest
-    half of what is held goes when ``size`` is reached."""
+    written again. Each key is held, so that its id is never another object's; everything
+    held is let go when ``size`` is reached."""
 
     def __init__(self, make: Callable[[K], V], size: int) -> None:
         self.make, self.size = make, size

@@ -417,8 +417,8 @@ class MatchStore:
                     events = [_stored_event(entry, fields) for entry, fields in _entries(answer)]
                     packed = 0
                     if not events:
-                        fields: Any = client.hmget(keys.state, ["v", "ap"])
-                        version, packed_upto = fields
+                        stored: Any = client.hmget(keys.state, ["v", "ap"])
+                        version, packed_upto = stored
                         if version is None:
                             return  # the match expired
                         packed = int(packed_upto or 0)
