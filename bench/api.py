@@ -17,8 +17,8 @@ load of a round, not on one load, nor always on the same one):
   match in the hands of one wrk connection at a time, fresh matches each round;
 
 the processor time each load cost per request, split between gunicorn's workers, Redis and wrk
-(from ``/proc``; on a shared machine it moves far less than throughput, because a process waiting
-for its turn spends no processor time), the resident memory (RSS) of the largest worker after the
+(from ``/proc``: where a request's cost goes; it moves between rounds too, as the machine's
+caches are shared), the resident memory (RSS) of the largest worker after the
 write loads, and Redis memory per
 active 4-player match (``INFO memory`` used_memory delta over 300 new matches dealt from a
 shuffled box, 60 s turns, so their deadlines are scheduled too).
@@ -672,18 +672,27 @@ def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -
         print(f"{name:<{width}}  {value:<34}  {target:<20}  {verdict}")
     print()
     print(
-        "processor time per request, us (median over the rounds; less swayed by other work on"
-        " the machine than throughput), and the baseline's total over each load's"
+        "processor time per request, us (median over the rounds), and the baseline's total over"
+        " each load's (median, then the range over the rounds)"
     )
     parts = ("workers", "Redis", "wrk")
-    print(f"{'load':<{width}}  " + "".join(f"{part:>9}" for part in parts) + "    total  ratio")
-    base = median(sum(r[BASELINE].cpu_us(part) for part in parts) for r in rounds)
+    print(
+        f"{'load':<{width}}  "
+        + "".join(f"{part:>9}" for part in parts)
+        + "    total  ratio (range)"
+    )
     for name in targets:
         each = [median(r[name].cpu_us(part) for r in rounds) for part in parts]
         total = median(sum(r[name].cpu_us(part) for part in parts) for r in rounds)
+        ratios = [
+            sum(r[BASELINE].cpu_us(part) for part in parts)
+            / max(sum(r[name].cpu_us(part) for part in parts), 1e-9)
+            for r in rounds
+        ]
+        spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
         print(
             f"{name:<{width}}  " + "".join(f"{value:9.0f}" for value in each)
-            + f"{total:9.0f}  x{base / total:4.2f}"
+            + f"{total:9.0f}  x{median(ratios):4.2f}{spread}"
         )  # fmt: skip
     failed = False
     for run in (run for runs in rounds for run in runs.values()):
