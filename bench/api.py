@@ -578,11 +578,17 @@ def worker_rss_mb(master: int) -> float:
 
 class Measure:
     def __init__(
-        self, wrk: str, port: int, folder: Path, seconds: int, threads: int, pids: dict[str, Any]
+        self,
+        wrk: str,
+        port: int,
+        folder: Path,
+        seconds: int,
+        threads: int,
+        pids: dict[str, Any] | None = None,
     ) -> None:
         self.wrk, self.port, self.folder = wrk, port, folder
         self.seconds, self.threads = seconds, threads
-        self.pids = pids  # part name -> a function giving its process ids now
+        self.pids = pids or {}  # part name -> a function giving its process ids now
 
     def warm_up(self) -> None:
         self.run("warm-up", "", "/readyz", seconds=2)
