@@ -17,7 +17,10 @@ RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
-LINT_DIRS := service tests bench deploy
+LINT_DIRS := service tests bench deploy setup.py
+# setup.py compiles these with mypyc at install: a change to one reinstalls (README, "The solver,
+# compiled"), so that no extension built from older sources runs in place of the code
+COMPILED_SOURCES := setup.py $(addprefix service/rules/solver/,search.py options.py packing.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
 .PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
@@ -40,14 +43,14 @@ $(PY):
 	@$(PYTHON) -m venv $(VENV)
 
 # What serving needs, and nothing more: `make run` installs only this.
-$(RUN_STAMP): pyproject.toml | $(PY)
+$(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
 	@scripts/pip-install.sh $(PY) -e .
 	@touch $@
 
 # The test toolchain (pytest, mypy, ruff, schemathesis, playwright...) on top: `make test`.
 # One pip run installs both sets, so the runtime stamp is renewed too.
-$(TEST_STAMP): pyproject.toml | $(PY)
+$(TEST_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
 	@scripts/pip-install.sh $(PY) -e '.[test]'
 	@touch $(RUN_STAMP) $@
