@@ -42,10 +42,16 @@ $(PY):
 	@echo "==> creating the virtual environment in $(VENV) ($$($(PYTHON) --version))"
 	@$(PYTHON) -m venv $(VENV)
 
+# Whether setup.py compiled the solver (pip shows its warning saying why not only with -v).
+define solver_build
+$(PY) -c 'from service.rules.solver import compiled; print("==> the solver runs", "compiled (mypyc)" if compiled() else "as pure Python (no C compiler, REFEREE_PURE_PYTHON=1 or mypyc failed: pip install -v -e . says which)")'
+endef
+
 # What serving needs, and nothing more: `make run` installs only this.
 $(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
 	@scripts/pip-install.sh $(PY) -e .
+	@$(solver_build)
 	@touch $@
 
 # The test toolchain (pytest, mypy, ruff, schemathesis, playwright...) on top: `make test`.
@@ -53,6 +59,7 @@ $(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 $(TEST_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
 	@scripts/pip-install.sh $(PY) -e '.[test]'
+	@$(solver_build)
 	@touch $(RUN_STAMP) $@
 
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP)

@@ -29,6 +29,8 @@ COMPILED = [
 ]
 # The group's shared library: service/rules/solver/_compiled__mypyc.*.so
 GROUP = "service.rules.solver._compiled"
+# pip runs this file for the metadata too (egg_info, dist_info): only these build extensions
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
 def _pure(reason: str) -> list[Extension]:
@@ -58,6 +60,8 @@ def _compiler_works() -> str | None:
 
 def compiled_extensions() -> list[Extension]:
     """The mypyc extensions, or none (pure Python) with a warning saying why."""
+    if not BUILDS & set(sys.argv[1:]):
+        return []
     if os.environ.get("REFEREE_PURE_PYTHON", "") not in ("", "0"):
         return _pure("REFEREE_PURE_PYTHON is set")
     if not all((ROOT / path).is_file() for path in COMPILED):
