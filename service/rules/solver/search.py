@@ -18,6 +18,12 @@ cannot reach it even if every rack tile above placed, adding up first the most e
 colour's options can gain so that whole group choices are skipped untried. It may
 also be given, from :func:`future_bounds`, the most the numbers above each one can
 add once every joker is laid.
+
+This module, :mod:`~service.rules.solver.options` and :mod:`~service.rules.solver.packing`
+are compiled with mypyc when installed (setup.py; README, "The solver, compiled"), and run
+the same as plain Python. Compiled, precise types turn the loops' arithmetic into machine
+integer operations; module constants are ``Final`` (inlined), and dict methods are called
+on the dict (a bound method kept in a local, quicker uncompiled, is a slow generic call).
 """
 
 from __future__ import annotations
