@@ -10,6 +10,8 @@ import os
 import random
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +22,7 @@ import service.rules.solver as solver_module
 from bench.support.stress_positions import StressCase, classes, stress_case
 from service.rules import Rules
 from service.rules.solver import any_play, can_play, solve
+from tests.rules.test_solver_hard import hard_positions
 
 ROOT = Path(__file__).resolve().parents[2]
 HOT = ("search", "options", "packing")
@@ -69,6 +72,30 @@ def test_each_compiled_module_is_built_from_its_source_as_it_is_now() -> None:
         )
     if not compiled:
         pytest.skip("nothing compiled: the sources run")
+
+
+def test_a_search_on_a_thread_lets_the_other_threads_run() -> None:
+    # Compiled code never hands the interpreter's lock to another thread by itself (the
+    # interpreter does every 5 ms): the search does it, or a worker's event loop would wait
+    # for whole searches (up to 600 ms at a time on the hard positions before it did). The
+    # test thread asks for the lock every millisecond while the slowest hard position is
+    # solved; held for whole searches, it would get it a few times in all.
+    *_, (_, table, rack, rules, melded, _) = hard_positions()
+    done = threading.Event()
+
+    def search() -> None:
+        solve(table, rack, melded=melded, rules=rules)
+        done.set()
+
+    thread = threading.Thread(target=search)
+    turns, start = 0, time.perf_counter()
+    thread.start()
+    while not done.is_set():
+        time.sleep(0.001)
+        turns += 1
+    thread.join()
+    elapsed_ms = (time.perf_counter() - start) * 1000
+    assert turns >= elapsed_ms / 20, f"{turns} turns in {elapsed_ms:.0f} ms"
 
 
 # The pure run: a child process that imports the hot modules from their sources.

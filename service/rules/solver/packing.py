@@ -17,6 +17,7 @@ another state beats in every colour, scoring as much.
 from __future__ import annotations
 
 import threading
+import time
 from operator import itemgetter
 from typing import Final
 
@@ -75,6 +76,7 @@ JOKER_ORDER: Final = 1 << SCALE
 MELD_ORDER: Final = MELD_MASK + 1
 UNREACHABLE: Final = -(1 << 60)  # below any score
 SMALL_LAYER: Final = 16  # a layer this small costs more to filter than it saves
+HAND_OVER_EVERY: Final = 256  # states a filter goes through between two time.sleep(0)
 
 
 class RunStates:
@@ -160,7 +162,9 @@ def undominated(
     top_jokers = max_jokers + 1 if spare_jokers else 1
     fronts: dict[int, tuple[list[int], list[int], list[int], list[int], list[int], list[int]]] = {}
     bits: dict[int, int] = {}
-    for key, value in order:
+    for count, (key, value) in enumerate(order):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            time.sleep(0)  # let another thread run (see search._Search._check_time)
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -229,7 +233,9 @@ def undominated_spare(
     # alone, not (key, value) pairs: a pair is one more object for the collector)
     ordered = sorted(layer)  # by key, whose top bits count the jokers placed
     ordered.sort(key=layer.__getitem__, reverse=True)
-    for key in ordered:
+    for count, key in enumerate(ordered):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            time.sleep(0)  # let another thread run (see search._Search._check_time)
         value = layer[key]
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
@@ -260,7 +266,10 @@ def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int,
     masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
     kept: dict[int, int] = {}
     bit = 1
-    for key, value in sorted(layer.items(), key=_value_of, reverse=True):
+    ordered = sorted(layer.items(), key=_value_of, reverse=True)
+    for count, (key, value) in enumerate(ordered):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            time.sleep(0)  # let another thread run (see search._Search._check_time)
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK

@@ -258,12 +258,21 @@ class _Search:
             ]
 
     def _check_time(self) -> None:
+        """Raise :class:`OutOfTime` past the deadline; first let another thread run, if one
+        waits for the interpreter's lock.
+
+        Compiled (README, "The solver, compiled") the search never hands the lock over by
+        itself, as the interpreter does every few milliseconds: a search on a worker's thread
+        would hold up its event loop for as long as it runs. ``time.sleep(0)`` hands it over.
+        """
+        time.sleep(0)
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise OutOfTime
 
     def _states_of(self, layer: dict[int, int]) -> Iterable[tuple[int, int]]:
-        """The states of ``layer``, checking the time every ``CHECK_EVERY`` of them."""
-        if self.deadline is None or len(layer) <= CHECK_EVERY:
+        """The states of ``layer``, checking the time (:meth:`_check_time`) every
+        ``CHECK_EVERY`` of them."""
+        if len(layer) <= CHECK_EVERY:
             return layer.items()
         return self._timed(layer)
 
