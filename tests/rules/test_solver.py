@@ -458,7 +458,7 @@ def test_the_cache_stays_within_its_bounds() -> None:
         for number in range(1, 14):
             _, options = cache.kit(position, number, position.jokers, 0)
             for colour_options in options:
-                colour_options[0]  # the options from no open run, worked out on demand
+                colour_options.entry(0)  # the options from no open run, worked out on demand
             assert len(cache.kits) <= cache.kits_limit + 1
             assert len(cache.choices) <= cache.choices_limit + 1
     assert len(cache.templates) <= cache.options_limit + 4 * 13
