@@ -16,7 +16,10 @@ load of a round, not on one load, nor always on the same one):
   then one more tile on its own run each time) or draws, turn about, over 256 matches; each
   match in the hands of one wrk connection at a time, fresh matches each round;
 
-the resident memory (RSS) of the largest worker after the write loads, and Redis memory per
+the processor time each load cost per request, split between gunicorn's workers, Redis and wrk
+(from ``/proc``: where a request's cost goes; it moves between rounds too, as the machine's
+caches are shared), the resident memory (RSS) of the largest worker after the
+write loads, and Redis memory per
 active 4-player match (``INFO memory`` used_memory delta over 300 new matches dealt from a
 shuffled box, 60 s turns, so their deadlines are scheduled too).
 
@@ -35,6 +38,7 @@ import http.client
 import json
 import os
 import random
+import resource
 import runpy
 import shutil
 import subprocess
@@ -250,10 +254,15 @@ class Run:
     max_ms: float
     non_2xx: int
     socket_errors: int
+    cpu: dict[str, float]  # processor seconds the run cost: workers, Redis, wrk
 
     @property
     def throughput(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+    def cpu_us(self, part: str) -> float:
+        """Processor time of ``part`` per request, in microseconds."""
+        return 1e6 * self.cpu[part] / max(self.requests, 1)
 
 
 @dataclass(frozen=True)
@@ -310,7 +319,11 @@ def main() -> int:
                 for n in range(args.rounds)
             ]),
         ]  # fmt: skip
-        measure = Measure(wrk, port, folder, args.duration, args.threads)
+        parts = {
+            "workers": lambda: children(gunicorn.pid),
+            "Redis": lambda: [redis_server.pid] if redis_server.pid else [],
+        }
+        measure = Measure(wrk, port, folder, args.duration, args.threads, parts)
         measure.warm_up()
         rounds: list[dict[str, Run]] = []
         largest_rss = 0.0
@@ -541,10 +554,15 @@ def scripts_run(client: Any) -> int:
     )
 
 
+def children(master: int) -> list[int]:
+    """The process ids of gunicorn's workers (the children of ``master``)."""
+    return [int(pid) for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+
+
 def worker_rss_mb(master: int) -> float:
     """The resident memory of gunicorn's largest worker (a child of ``master``), in MB."""
     largest = 0
-    for child in Path(f"/proc/{master}/task/{master}/children").read_text().split():
+    for child in children(master):
         try:
             status = Path(f"/proc/{child}/status").read_text()
         except OSError:
@@ -559,9 +577,12 @@ def worker_rss_mb(master: int) -> float:
 
 
 class Measure:
-    def __init__(self, wrk: str, port: int, folder: Path, seconds: int, threads: int) -> None:
+    def __init__(
+        self, wrk: str, port: int, folder: Path, seconds: int, threads: int, pids: dict[str, Any]
+    ) -> None:
         self.wrk, self.port, self.folder = wrk, port, folder
         self.seconds, self.threads = seconds, threads
+        self.pids = pids  # part name -> a function giving its process ids now
 
     def warm_up(self) -> None:
         self.run("warm-up", "", "/readyz", seconds=2)
@@ -574,7 +595,14 @@ class Measure:
             "--timeout", "5s", "-s", str(lua), f"http://127.0.0.1:{self.port}{path}",
             "--", str(self.threads),
         ]  # fmt: skip
+        before = {part: processor_seconds(pids()) for part, pids in self.pids.items()}
+        wrk_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        wrk_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = {part: processor_seconds(pids()) - before[part] for part, pids in self.pids.items()}
+        cpu["wrk"] = (wrk_after.ru_utime + wrk_after.ru_stime) - (
+            wrk_before.ru_utime + wrk_before.ru_stime
+        )
         line = next(text for text in output.splitlines() if text.startswith('{"requests"'))
         figures = json.loads(line)
         return Run(
@@ -586,7 +614,20 @@ class Measure:
             figures["max_us"] / 1000,
             figures["non_2xx"],
             figures["socket_errors"],
+            cpu,
         )
+
+
+def processor_seconds(pids: list[int]) -> float:
+    """The processor time (user and system) the processes ``pids`` have used so far."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone: its time is lost, and the figure says less, never more
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -> bool:
@@ -629,6 +670,30 @@ def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -
     for name, value, target, ok in rows:
         verdict = "" if ok is None else ("PASS" if ok else "FAIL")
         print(f"{name:<{width}}  {value:<34}  {target:<20}  {verdict}")
+    print()
+    print(
+        "processor time per request, us (median over the rounds), and the baseline's total over"
+        " each load's (median, then the range over the rounds)"
+    )
+    parts = ("workers", "Redis", "wrk")
+    print(
+        f"{'load':<{width}}  "
+        + "".join(f"{part:>9}" for part in parts)
+        + "    total  ratio (range)"
+    )
+    for name in targets:
+        each = [median(r[name].cpu_us(part) for r in rounds) for part in parts]
+        total = median(sum(r[name].cpu_us(part) for part in parts) for r in rounds)
+        ratios = [
+            sum(r[BASELINE].cpu_us(part) for part in parts)
+            / max(sum(r[name].cpu_us(part) for part in parts), 1e-9)
+            for r in rounds
+        ]
+        spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+        print(
+            f"{name:<{width}}  " + "".join(f"{value:9.0f}" for value in each)
+            + f"{total:9.0f}  x{median(ratios):4.2f}{spread}"
+        )  # fmt: skip
     failed = False
     for run in (run for runs in rounds for run in runs.values()):
         if run.non_2xx or run.socket_errors:

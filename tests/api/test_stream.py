@@ -310,5 +310,5 @@ def test_a_stream_ends_soon_after_the_worker_is_told_to_stop(redis_url, stop_soo
     stop_soon()
     started = time.monotonic()
     assert reader.ended()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 8  # soon, not after the 60 s keep-alive
     assert "data" not in reader.buffer  # nothing more was sent: the match did not move

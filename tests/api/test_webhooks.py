@@ -383,7 +383,9 @@ def test_a_hanging_receiver_is_cut_off_and_tried_again(client, dispatcher, hook_
     owned(client)
     got = hook_receiver.wait_for(2, timeout=10)
     assert len(got) == 2 and got[0].id == got[1].id
-    assert 2.0 <= got[1].at - got[0].at < 2.0 + 0.3 * 1.2 + 1.5
+    # cut off at the 2 s timeout, not answered after 30 s (the upper bound leaves a loaded
+    # machine room: the retry comes after its delay and the outbox poll)
+    assert 2.0 <= got[1].at - got[0].at < 10
 
 
 def test_a_huge_answer_is_not_read(client, dispatcher, hook_receiver) -> None:
