@@ -17,10 +17,10 @@ another state beats in every colour, scoring as much.
 from __future__ import annotations
 
 import threading
-import time
 from operator import itemgetter
 from typing import Final
 
+from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.runs import RunState, strength, weaker_states
 from service.rules.tiles import JOKER_PENALTY
 
@@ -76,7 +76,7 @@ JOKER_ORDER: Final = 1 << SCALE
 MELD_ORDER: Final = MELD_MASK + 1
 UNREACHABLE: Final = -(1 << 60)  # below any score
 SMALL_LAYER: Final = 16  # a layer this small costs more to filter than it saves
-HAND_OVER_EVERY: Final = 256  # states a filter goes through between two time.sleep(0)
+HAND_OVER_EVERY: Final = 256  # states a filter looks at between two let_others_run()
 
 
 class RunStates:
@@ -164,7 +164,7 @@ def undominated(
     bits: dict[int, int] = {}
     for count, (key, value) in enumerate(order):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
-            time.sleep(0)  # let another thread run (see search._Search._check_time)
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -235,7 +235,7 @@ def undominated_spare(
     ordered.sort(key=layer.__getitem__, reverse=True)
     for count, key in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
-            time.sleep(0)  # let another thread run (see search._Search._check_time)
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
         value = layer[key]
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
@@ -269,7 +269,7 @@ def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int,
     ordered = sorted(layer.items(), key=_value_of, reverse=True)
     for count, (key, value) in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
-            time.sleep(0)  # let another thread run (see search._Search._check_time)
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from service.rules.solver.groups import GroupChoice
+from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.options import (
     CACHE,
     ESSENTIAL_FLAG,
@@ -258,14 +259,10 @@ class _Search:
             ]
 
     def _check_time(self) -> None:
-        """Raise :class:`OutOfTime` past the deadline; first let another thread run, if one
-        waits for the interpreter's lock.
-
-        Compiled (README, "The solver, compiled") the search never hands the lock over by
-        itself, as the interpreter does every few milliseconds: a search on a worker's thread
-        would hold up its event loop for as long as it runs. ``time.sleep(0)`` hands it over.
-        """
-        time.sleep(0)
+        """Raise :class:`OutOfTime` past the deadline; first hand the interpreter's lock to a
+        thread waiting for it, if any (compiled, the search would hold it until it ends: see
+        :mod:`service.rules.solver.interpreted`)."""
+        let_others_run()
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise OutOfTime
 
