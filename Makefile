@@ -17,7 +17,10 @@ RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
-LINT_DIRS := service tests bench deploy
+LINT_DIRS := service tests bench deploy setup.py
+# setup.py compiles these with mypyc at install: a change to one reinstalls (README, "The solver,
+# compiled"), so that no extension built from older sources runs in place of the code
+COMPILED_SOURCES := setup.py $(addprefix service/rules/solver/,search.py options.py packing.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
 .PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
@@ -39,17 +42,24 @@ $(PY):
 	@echo "==> creating the virtual environment in $(VENV) ($$($(PYTHON) --version))"
 	@$(PYTHON) -m venv $(VENV)
 
+# Whether setup.py compiled the solver (pip shows its warning saying why not only with -v).
+define solver_build
+$(PY) -c 'from service.rules.solver import compiled; print("==> the solver runs", "compiled (mypyc)" if compiled() else "as pure Python (no C compiler, REFEREE_PURE_PYTHON=1 or mypyc failed: pip install -v -e . says which)")'
+endef
+
 # What serving needs, and nothing more: `make run` installs only this.
-$(RUN_STAMP): pyproject.toml | $(PY)
+$(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
 	@scripts/pip-install.sh $(PY) -e .
+	@$(solver_build)
 	@touch $@
 
 # The test toolchain (pytest, mypy, ruff, schemathesis, playwright...) on top: `make test`.
 # One pip run installs both sets, so the runtime stamp is renewed too.
-$(TEST_STAMP): pyproject.toml | $(PY)
+$(TEST_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
 	@scripts/pip-install.sh $(PY) -e '.[test]'
+	@$(solver_build)
 	@touch $(RUN_STAMP) $@
 
 $(BENCH_STAMP): pyproject.toml $(TEST_STAMP)

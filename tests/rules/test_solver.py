@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import random
+import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from cases import rack, table, tiles
@@ -29,6 +34,20 @@ def best(before: str, hand: str, *, melded: bool = True, **options: object) -> S
     return solution
 
 
+@functools.cache
+def search_source() -> ModuleType:
+    """service/rules/solver/search.py run from its source, as a module of its own, whether or
+    not the search is compiled (``solver.compiled()``); it shares the other modules."""
+    name = "service.rules.solver.search_source"
+    path = Path(search_module.__file__ or "").with_name("search.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # where dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def shown(solution: Solution) -> set[str]:
     return {" ".join(tile.code for tile in tiles) for tiles in solution.table}
 
@@ -39,6 +58,7 @@ def test_the_public_names_are_pinned() -> None:
         "SolveStatus",
         "any_play",
         "can_play",
+        "compiled",
         "solve",
     ]
 
@@ -190,14 +210,18 @@ def test_a_threshold_out_of_the_rack_s_reach_is_proven_so_at_the_first_number(
     hand = Counter(random.Random(size).sample(box, size))
     assert sum(tile.number or 13 for tile in hand.elements()) < threshold
     numbers_read = []
-    advance = search_module._Search.advance
+    # the search from its source: a compiled class's methods cannot be wrapped
+    source = search_source()
+    advance = source._Search.advance
 
     def counted(self: search_module._Search, number: int, layer: dict[int, int]) -> object:
         if self.meld is not None:  # not the search for the best sets regardless of the meld
             numbers_read.append(number)
         return advance(self, number, layer)
 
-    monkeypatch.setattr(search_module._Search, "advance", counted)
+    monkeypatch.setattr(source._Search, "advance", counted)
+    monkeypatch.setattr(solver_module, "best_plan", source.best_plan)
+    monkeypatch.setattr(solver_module, "future_bounds", source.future_bounds)
     solution = solve([], hand, melded=False, rules=Rules(initial_meld_points=threshold))
     assert solution.status is SolveStatus.NO_PLAY
     # one meld search per floor tried (every tile placed, all but 1, 3, 7, ... then any
@@ -434,7 +458,7 @@ def test_the_cache_stays_within_its_bounds() -> None:
         for number in range(1, 14):
             _, options = cache.kit(position, number, position.jokers, 0)
             for colour_options in options:
-                colour_options[0]  # the options from no open run, worked out on demand
+                colour_options.entry(0)  # the options from no open run, worked out on demand
             assert len(cache.kits) <= cache.kits_limit + 1
             assert len(cache.choices) <= cache.choices_limit + 1
     assert len(cache.templates) <= cache.options_limit + 4 * 13

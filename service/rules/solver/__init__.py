@@ -23,6 +23,7 @@ and Vis, "The complexity of Rummikub problems" (2015).
 from __future__ import annotations
 
 import enum
+import importlib.machinery
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,6 +31,9 @@ from dataclasses import dataclass, field
 
 from service.rules.options import Rules
 from service.rules.sets import SetKind, classify, set_points
+from service.rules.solver import options as options_module
+from service.rules.solver import packing as packing_module
+from service.rules.solver import search as search_module
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import (
@@ -42,7 +46,7 @@ from service.rules.solver.search import (
 )
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
 
-__all__ = ["Solution", "SolveStatus", "any_play", "can_play", "solve"]
+__all__ = ["Solution", "SolveStatus", "any_play", "can_play", "compiled", "solve"]
 
 Table = tuple[tuple[Tile, ...], ...]
 # the tile counted in each cell of a tile count (see tile_counts)
@@ -429,6 +433,17 @@ def can_play(
     if status is SolveStatus.GAVE_UP:
         return None
     return status is SolveStatus.PLAY_FOUND
+
+
+def compiled() -> bool:
+    """Whether the search's hot modules (search, options, packing) run compiled by mypyc.
+
+    ``pip install`` compiles them where a C compiler is at hand (setup.py); Python then
+    imports each as an extension module instead of its source, and the answers are the same.
+    """
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    hot = (search_module, options_module, packing_module)
+    return all((module.__file__ or "").endswith(suffixes) for module in hot)
 
 
 def _forms_a_set(hand: Counter[Tile]) -> bool:

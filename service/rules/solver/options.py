@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.packing import (
@@ -53,19 +54,19 @@ __all__ = [
     "Steps",
 ]
 
-COLOURS = 4
-MELD_FLAG = 1
-ESSENTIAL_FLAG = 2
-MIRROR_FLAG = 4  # the numbers read from 13 down: number n stands for 14 - n
-PREFIX_FROM = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
+COLOURS: Final = 4
+MELD_FLAG: Final = 1
+ESSENTIAL_FLAG: Final = 2
+MIRROR_FLAG: Final = 4  # the numbers read from 13 down: number n stands for 14 - n
+PREFIX_FROM: Final = MAX_NUMBER - 1  # in essential mode, jokers go before a run only from 12 on
 # For the group choices a state allows, each colour says, for each count of real tiles
 # it may send to groups (at most 3, with the XP box), the fewest jokers its runs then
 # need: 3 bits a count, NONE where no option exists, 12 bits a colour.
-NEED_BITS = 3
-NONE = (1 << NEED_BITS) - 1
-COLOUR_NEEDS = 4 * NEED_BITS
-ALL_NONE = (1 << COLOUR_NEEDS) - 1
-LEFT_SHIFT = COLOUR_NEEDS * COLOURS  # above it, the jokers the state has left
+NEED_BITS: Final = 3
+NONE: Final = (1 << NEED_BITS) - 1
+COLOUR_NEEDS: Final = 4 * NEED_BITS
+ALL_NONE: Final = (1 << COLOUR_NEEDS) - 1
+LEFT_SHIFT: Final = COLOUR_NEEDS * COLOURS  # above it, the jokers the state has left
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +111,11 @@ class Steps:
 # An option for one colour: (key bits, value gained, jokers used, meld value added, step
 # number); the key bits are the colour's new run state and the jokers used, each in its
 # place in a state's key, so that a state's and its options' bits add up to the new key;
-# the value is the score gained, scaled, plus the strength of the colour's new run state
-Option = tuple[int, int, int, int, int]
+# the value is the score gained, scaled, plus the strength of the colour's new run state.
+# Typed as a tuple of any length: compiled (see README "Solver"), a fixed-length tuple
+# would be unpacked into five machine integers at every loop step and boxed into a new
+# tuple for each link; this way a search keeps a reference to the option itself
+Option = tuple[int, ...]
 # The same before it is placed at a colour and a number: (run state id, rack tiles
 # placed, jokers used, meld value added, step number)
 Template = tuple[int, int, int, int, int]
@@ -307,11 +311,11 @@ def _strongest(
     """
     options = list(found)
     kept = []
-    for option in options:
+    for index, option in enumerate(options):
         weak_id = option[0]
-        for other in options:
+        for other_index, other in enumerate(options):
             if (
-                other is not option
+                other_index != index  # by place: compiled, the tuples are copied, not shared
                 and other[1] >= option[1]
                 and other[3] >= option[3]
                 and (other[2] <= option[2] if spare_jokers else other[2] == option[2])
@@ -328,24 +332,31 @@ def _jokers_of(option: Template) -> int:
     return option[2]
 
 
-class ColourOptions(dict[int, Entry]):
+class ColourOptions:
     """The options of one colour at one number, by the key bits of its run state.
 
-    Filled on demand and shared by every search of the process whose number looks
-    the same for that colour: the same tiles, locks and joker budget.
+    Filled on demand (:meth:`entry`) and shared by every search of the process whose
+    number looks the same for that colour: the same tiles, locks and joker budget.
     """
 
     def __init__(
         self, cache: OptionCache, colour: int, context: tuple[int, ...], jokers: int, flags: int
     ) -> None:
-        super().__init__()
+        self.entries: dict[int, Entry] = {}
         self.cache = cache
         self.colour = colour
         self.context = context
         self.jokers = jokers
         self.flags = flags
 
-    def __missing__(self, bits: int) -> Entry:
+    def entry(self, bits: int) -> Entry:
+        """The options from the run state whose key bits are ``bits``."""
+        found = self.entries.get(bits)
+        if found is None:
+            found = self._fill(bits)
+        return found
+
+    def _fill(self, bits: int) -> Entry:
         colour = self.colour
         shift = STATE_BITS * colour
         number = self.context[0]
@@ -372,7 +383,8 @@ class ColourOptions(dict[int, Entry]):
             if found:  # sorted by jokers: the first needs the fewest
                 fewest = min(found[0][2], NONE - 1)
                 needs ^= (NONE ^ fewest) << NEED_BITS * reals
-        entry = self[bits] = (lists, needs << COLOUR_NEEDS * colour, _tops(lists, joker_weight))
+        entry = (lists, needs << COLOUR_NEEDS * colour, _tops(lists, joker_weight))
+        self.entries[bits] = entry
         return entry
 
 
@@ -389,8 +401,9 @@ def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int
     )
 
 
-class Choices(dict[int, tuple[Choice, ...]]):
-    """The group choices at one number; and, filled on demand, those a state allows.
+class Choices:
+    """The group choices at one number; and, filled on demand, those a state allows
+    (:meth:`allowed`).
 
     A state's key here holds, for each colour and count of real tiles sent to groups,
     the fewest jokers the colour's runs then need (see ``NEED_BITS``), and above
@@ -400,7 +413,7 @@ class Choices(dict[int, tuple[Choice, ...]]):
     """
 
     def __init__(self, choices: tuple[GroupChoice, ...]) -> None:
-        super().__init__()
+        self.allowed_by: dict[int, tuple[Choice, ...]] = {}
         self.choices = choices
         self.numbered: list[Choice] = [
             (index, reals[0], reals[1], reals[2], reals[3], jokers)
@@ -436,7 +449,14 @@ class Choices(dict[int, tuple[Choice, ...]]):
             for r0, by1 in tree.items()
         )
 
-    def __missing__(self, key: int) -> tuple[Choice, ...]:
+    def allowed(self, key: int) -> tuple[Choice, ...]:
+        """The choices a state allows, ``key`` telling what its colours need."""
+        found = self.allowed_by.get(key)
+        if found is None:
+            found = self._fill(key)
+        return found
+
+    def _fill(self, key: int) -> tuple[Choice, ...]:
         left = key >> LEFT_SHIFT
         # a colour with no option for its count needs NONE jokers, more than any state
         # has left (at most every joker of the box): its branch is skipped like the others
@@ -460,10 +480,11 @@ class Choices(dict[int, tuple[Choice, ...]]):
                             if choice[5] > room:
                                 break
                             found.append(choice)
-        allowed = self[key] = tuple(found)  # a tuple of integers, untracked by the collector
+        allowed = tuple(found)  # a tuple of integers, untracked by the collector
+        self.allowed_by[key] = allowed
         return allowed
 
 
 # The group choices at one number and each colour's options there
 Kit = tuple[Choices, tuple[ColourOptions, ...]]
-CACHE = OptionCache()  # the one cache of the process
+CACHE: Final = OptionCache()  # the one cache of the process

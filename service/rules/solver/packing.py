@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import threading
 from operator import itemgetter
+from typing import Final
 
+from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.runs import RunState, strength, weaker_states
 from service.rules.tiles import JOKER_PENALTY
 
@@ -51,29 +53,30 @@ __all__ = [
 # of 1-13 and 4 jokers: 1,212), so more tiles always beat more points; and small enough
 # that a search's values (shifted left by SCALE) stay under 2**30 for racks of up to
 # about 60 tiles, where Python's integers take their quickest path.
-TILE_WEIGHT = 1 << 12
-JOKER_WEIGHT = TILE_WEIGHT + JOKER_PENALTY
-COLOURS = 4
-STATE_BITS = 12
-STATE_MASK = (1 << STATE_BITS) - 1
-JOKER_SHIFT = STATE_BITS * COLOURS
-JOKER_MASK = 0xFF
-MELD_SHIFT = JOKER_SHIFT + 8
-MELD_MASK = 0xFFFF
-ALL_STATES = (1 << JOKER_SHIFT) - 1
-MASK_0 = STATE_MASK
-MASK_1 = STATE_MASK << STATE_BITS
-MASK_2 = STATE_MASK << 2 * STATE_BITS
-MASK_3 = STATE_MASK << 3 * STATE_BITS
+TILE_WEIGHT: Final = 1 << 12
+JOKER_WEIGHT: Final = TILE_WEIGHT + JOKER_PENALTY
+COLOURS: Final = 4
+STATE_BITS: Final = 12
+STATE_MASK: Final = (1 << STATE_BITS) - 1
+JOKER_SHIFT: Final = STATE_BITS * COLOURS
+JOKER_MASK: Final = 0xFF
+MELD_SHIFT: Final = JOKER_SHIFT + 8
+MELD_MASK: Final = 0xFFFF
+ALL_STATES: Final = (1 << JOKER_SHIFT) - 1
+MASK_0: Final = STATE_MASK
+MASK_1: Final = STATE_MASK << STATE_BITS
+MASK_2: Final = STATE_MASK << 2 * STATE_BITS
+MASK_3: Final = STATE_MASK << 3 * STATE_BITS
 # a state's value holds its score, then the strength of its runs (below 1 << SCALE)
-SCALE = 12
-STRENGTH_MASK = (1 << SCALE) - 1
-NO_STRENGTH = ~STRENGTH_MASK
-SCORE_ORDER = 1 << 24  # sort keys for undominated: score, then jokers, then strength
-JOKER_ORDER = 1 << SCALE
-MELD_ORDER = MELD_MASK + 1
-UNREACHABLE = -(1 << 60)  # below any score
-SMALL_LAYER = 16  # a layer this small costs more to filter than it saves
+SCALE: Final = 12
+STRENGTH_MASK: Final = (1 << SCALE) - 1
+NO_STRENGTH: Final = ~STRENGTH_MASK
+SCORE_ORDER: Final = 1 << 24  # sort keys for undominated: score, then jokers, then strength
+JOKER_ORDER: Final = 1 << SCALE
+MELD_ORDER: Final = MELD_MASK + 1
+UNREACHABLE: Final = -(1 << 60)  # below any score
+SMALL_LAYER: Final = 16  # a layer this small costs more to filter than it saves
+HAND_OVER_EVERY: Final = 256  # states a filter looks at between two let_others_run()
 
 
 class RunStates:
@@ -159,7 +162,9 @@ def undominated(
     top_jokers = max_jokers + 1 if spare_jokers else 1
     fronts: dict[int, tuple[list[int], list[int], list[int], list[int], list[int], list[int]]] = {}
     bits: dict[int, int] = {}
-    for key, value in order:
+    for count, (key, value) in enumerate(order):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -224,10 +229,14 @@ def undominated_spare(
     kept: dict[int, int] = {}
     bit = 1
     # best value (score, then strength) first, fewest jokers first among equals: a
-    # state's betters come first (two sorts on plain numbers, the second stable)
-    ordered = sorted(layer.items())  # by key, whose top bits count the jokers placed
-    ordered.sort(key=_value_of, reverse=True)
-    for key, value in ordered:
+    # state's betters come first (two sorts on plain numbers, the second stable; keys
+    # alone, not (key, value) pairs: a pair is one more object for the collector)
+    ordered = sorted(layer)  # by key, whose top bits count the jokers placed
+    ordered.sort(key=layer.__getitem__, reverse=True)
+    for count, key in enumerate(ordered):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
+        value = layer[key]
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
@@ -257,7 +266,10 @@ def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int,
     masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
     kept: dict[int, int] = {}
     bit = 1
-    for key, value in sorted(layer.items(), key=_value_of, reverse=True):
+    ordered = sorted(layer.items(), key=_value_of, reverse=True)
+    for count, (key, value) in enumerate(ordered):
+        if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
+            let_others_run()  # compiled, the filter would hold the interpreter's lock
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK

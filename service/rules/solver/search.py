@@ -18,6 +18,12 @@ cannot reach it even if every rack tile above placed, adding up first the most e
 colour's options can gain so that whole group choices are skipped untried. It may
 also be given, from :func:`future_bounds`, the most the numbers above each one can
 add once every joker is laid.
+
+This module, :mod:`~service.rules.solver.options` and :mod:`~service.rules.solver.packing`
+are compiled with mypyc when installed (setup.py; README, "The solver, compiled"), and run
+the same as plain Python. Compiled, precise types turn the loops' arithmetic into machine
+integer operations; module constants are ``Final`` (inlined), and dict methods are called
+on the dict (a bound method kept in a local, quicker uncompiled, is a slow generic call).
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from service.rules.solver.groups import GroupChoice
+from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.options import (
     CACHE,
     ESSENTIAL_FLAG,
@@ -74,8 +82,8 @@ __all__ = [
     "most_possible",
 ]
 
-CHECK_EVERY = 64
-NO_BOUND = 1 << 40  # above any score
+CHECK_EVERY: Final = 64
+NO_BOUND: Final = 1 << 40  # above any score
 
 
 class OutOfTime(Exception):
@@ -251,12 +259,17 @@ class _Search:
             ]
 
     def _check_time(self) -> None:
+        """Raise :class:`OutOfTime` past the deadline; first hand the interpreter's lock to a
+        thread waiting for it, if any (compiled, the search would hold it until it ends: see
+        :mod:`service.rules.solver.interpreted`)."""
+        let_others_run()
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise OutOfTime
 
     def _states_of(self, layer: dict[int, int]) -> Iterable[tuple[int, int]]:
-        """The states of ``layer``, checking the time every ``CHECK_EVERY`` of them."""
-        if self.deadline is None or len(layer) <= CHECK_EVERY:
+        """The states of ``layer``, checking the time (:meth:`_check_time`) every
+        ``CHECK_EVERY`` of them."""
+        if len(layer) <= CHECK_EVERY:
             return layer.items()
         return self._timed(layer)
 
@@ -309,16 +322,15 @@ class _Search:
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
-        get = new.get
         for key, score in self._states_of(layer):
-            e0 = options0[key & MASK_0]
-            e1 = options1[key & MASK_1]
-            e2 = options2[key & MASK_2]
-            e3 = options3[key & MASK_3]
+            e0 = options0.entry(key & MASK_0)
+            e1 = options1.entry(key & MASK_1)
+            e2 = options2.entry(key & MASK_2)
+            e3 = options3.entry(key & MASK_3)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             score &= NO_STRENGTH
-            for index, r0, r1, r2, r3, _ in table[e0[1] | e1[1] | e2[1] | e3[1]]:
+            for index, r0, r1, r2, r3, _ in table.allowed(e0[1] | e1[1] | e2[1] | e3[1]):
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
                 if score + top0[r0] + t1 + t23 < need:
@@ -343,7 +355,7 @@ class _Search:
                                 if new_score < need:
                                     continue
                                 new_key = abc | d[0]
-                                if new_score > get(new_key, -1):
+                                if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
                                     links[new_key] = (key, index, a, b, c, d)
         return new, links
@@ -369,21 +381,20 @@ class _Search:
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
-        get = new.get
         rooms = [
             tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
         ]
         for key, score in self._states_of(layer):
             placed_jokers = key >> JOKER_SHIFT
             score &= NO_STRENGTH
-            e0 = options0[key & MASK_0]
-            e1 = options1[key & MASK_1]
-            e2 = options2[key & MASK_2]
-            e3 = options3[key & MASK_3]
+            e0 = options0.entry(key & MASK_0)
+            e1 = options1.entry(key & MASK_1)
+            e2 = options2.entry(key & MASK_2)
+            e3 = options3.entry(key & MASK_3)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             left_over = jokers - placed_jokers
-            allowed = table[e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT]
+            allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
             for index, r0, r1, r2, r3, group_jokers in allowed:
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
@@ -425,7 +436,7 @@ class _Search:
                                 if new_score < room[jd]:
                                     continue
                                 new_key = kabc + d[0]
-                                if new_score > get(new_key, -1):
+                                if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
                                     links[new_key] = (key, index, a, b, c, d)
         return new, links
@@ -451,20 +462,19 @@ class _Search:
         new: dict[int, int] = {}
         links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
-        get = new.get
         for key, score in self._states_of(layer):
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
             score &= NO_STRENGTH
-            e0 = options0[key & MASK_0]
-            e1 = options1[key & MASK_1]
-            e2 = options2[key & MASK_2]
-            e3 = options3[key & MASK_3]
+            e0 = options0.entry(key & MASK_0)
+            e1 = options1.entry(key & MASK_1)
+            e2 = options2.entry(key & MASK_2)
+            e3 = options3.entry(key & MASK_3)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             net = score - placed_jokers * joker_weight  # what the real tiles placed gained
             left_over = jokers - placed_jokers
-            allowed = table[e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT]
+            allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
             for index, r0, r1, r2, r3, group_jokers in allowed:
                 if net + top0[r0] + top1[r1] + top2[r2] + top3[r3] < need:
                     continue
@@ -505,7 +515,7 @@ class _Search:
                                     if total + meld_reach + (jokers - placed) * joker_reach < meld:
                                         continue
                                     new_key |= min(total, meld) << MELD_SHIFT
-                                if new_score > get(new_key, -1):
+                                if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
                                     links[new_key] = (key, index, a, b, c, d)
         return new, links
