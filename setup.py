@@ -12,6 +12,8 @@ compiler (or no Python.h) is at hand, or when mypyc fails; it never half-compile
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -39,22 +41,23 @@ def _pure(reason: str) -> list[Extension]:
 
 
 def _compiler_works() -> str | None:
-    """None when a C compiler builds against this Python's headers, else why not."""
-    from setuptools._distutils.ccompiler import new_compiler
-    from setuptools._distutils.errors import CCompilerError, DistutilsError
-    from setuptools._distutils.sysconfig import customize_compiler
+    """None when a C compiler builds against this Python's headers, else why not.
 
-    compiler = new_compiler()
-    customize_compiler(compiler)
+    The compiler is the one the build will use: ``$CC``, else the one this Python was built
+    with (``sysconfig``), as setuptools picks it.
+    """
+    command = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder, "probe.c")
         source.write_text("#include <Python.h>\nint probe(void) { return 0; }\n")
+        include = sysconfig.get_paths()["include"]
+        probe = [*command, "-I", include, "-c", str(source), "-o", str(Path(folder, "probe.o"))]
         try:
-            compiler.compile(
-                [str(source)], output_dir=folder, include_dirs=[sysconfig.get_paths()["include"]]
-            )
-        except (CCompilerError, DistutilsError, OSError) as error:
+            built = subprocess.run(probe, capture_output=True, text=True, check=False)
+        except OSError as error:
             return f"no working C compiler: {error}"
+        if built.returncode != 0:
+            return f"no working C compiler: {' '.join(command)}: {built.stderr.strip()[:300]}"
     return None
 
 
