@@ -260,9 +260,10 @@ class Run:
     def throughput(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
 
-    def cpu_us(self, part: str) -> float:
-        """Processor time of ``part`` per request, in microseconds."""
-        return 1e6 * self.cpu[part] / max(self.requests, 1)
+    def cpu_us(self, part: str | None = None) -> float:
+        """Processor time of ``part`` (all parts: ``None``) per request, in microseconds."""
+        spent = sum(self.cpu.values()) if part is None else self.cpu[part]
+        return 1e6 * spent / max(self.requests, 1)
 
 
 @dataclass(frozen=True)
@@ -644,8 +645,7 @@ def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -
     for name, target in targets.items():
         throughput = median(r[name].throughput for r in rounds)
         ratios = [r[name].throughput / r[BASELINE].throughput for r in rounds]
-        spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
-        value = f"{throughput:6.0f} req/s  x{median(ratios):4.2f}{spread}"
+        value = f"{throughput:6.0f} req/s  x{ranged(ratios)}"
         if target is None:
             rows.append((name, value, "reference", None))
         else:
@@ -689,16 +689,11 @@ def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -
     )
     for name in targets:
         each = [median(r[name].cpu_us(part) for r in rounds) for part in parts]
-        total = median(sum(r[name].cpu_us(part) for part in parts) for r in rounds)
-        ratios = [
-            sum(r[BASELINE].cpu_us(part) for part in parts)
-            / max(sum(r[name].cpu_us(part) for part in parts), 1e-9)
-            for r in rounds
-        ]
-        spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+        total = median(r[name].cpu_us() for r in rounds)
+        ratios = [r[BASELINE].cpu_us() / max(r[name].cpu_us(), 1e-9) for r in rounds]
         print(
             f"{name:<{width}}  " + "".join(f"{value:9.0f}" for value in each)
-            + f"{total:9.0f}  x{median(ratios):4.2f}{spread}"
+            + f"{total:9.0f}  x{ranged(ratios)}"
         )  # fmt: skip
     failed = False
     for run in (run for runs in rounds for run in runs.values()):
@@ -707,6 +702,12 @@ def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -
             errors = f"{run.non_2xx} non-2xx answers, {run.socket_errors} socket errors"
             print(f"note: {run.name}: {errors}")
     return any(ok is False for *_, ok in rows) or failed
+
+
+def ranged(ratios: list[float]) -> str:
+    """The median of ``ratios``, then their range when there are several."""
+    spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+    return f"{median(ratios):4.2f}{spread}"
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ class Steps:
 # number); the key bits are the colour's new run state and the jokers used, each in its
 # place in a state's key, so that a state's and its options' bits add up to the new key;
 # the value is the score gained, scaled, plus the strength of the colour's new run state.
-# Typed as a tuple of any length: compiled (see README "Solver"), a fixed-length tuple
+# Typed as a tuple of any length: compiled (README "The solver, compiled"), a fixed-length tuple
 # would be unpacked into five machine integers at every loop step and boxed into a new
 # tuple for each link; this way a search keeps a reference to the option itself
 Option = tuple[int, ...]
