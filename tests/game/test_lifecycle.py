@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from service.game import (
     MAX_TURN_SECONDS,
-    Autoplay,
     GameError,
     InvalidMatch,
     Match,
@@ -45,11 +44,10 @@ from service.game import (
 )
 from service.game.codec import to_dict_format_1
 from service.rules import Rules
-from tests.game.support import NOW, all_tiles, set_up, table, types
+from tests.game.support import AUTOPLAYS, NOW, UNBOUNDED, all_tiles, set_up, table, types
 from tests.game.test_properties import act, starts
 
 LATER = NOW + 5
-QUICK = Autoplay(bot_budget=0.2, proof_budget=0.2)
 
 
 def three_humans(**options: object) -> Match:
@@ -84,7 +82,7 @@ def test_a_player_who_leaves_in_turn_has_the_bot_play_that_turn_at_once() -> Non
     left = leave(match, 0, now=LATER + 1)
     assert left.match.draft is None
     assert left.match.turn_started == LATER + 1
-    played = left.then(lambda m: advance(m, now=LATER + 1, moved=True, autoplay=QUICK))
+    played = left.then(lambda m: advance(m, now=LATER + 1, moved=True, autoplay=UNBOUNDED))
     assert types(played)[:2] == ["player_left", "played"]  # R10 R11 R12: a 33-point meld
     assert played.events[1].seat == 0 and played.events[1].at == LATER + 1
     assert played.events[1].data["table"] == [["R10", "R11", "R12"]]
@@ -175,7 +173,7 @@ def test_a_canceled_match_refuses_every_later_move() -> None:
         next_game(canceled, now=LATER, rng=random.Random(1))
     with pytest.raises(WrongPhase):
         leave(canceled, 1, now=LATER)
-    assert advance(canceled, now=LATER + 10_000, autoplay=QUICK).events == ()
+    assert advance(canceled, now=LATER + 10_000, autoplay=UNBOUNDED).events == ()
 
 
 def test_canceling_twice_changes_nothing_and_a_finished_match_cannot_be_canceled() -> None:
@@ -328,9 +326,10 @@ def lives(start: Transition, choose: st.DataObject) -> Iterator[tuple[Match, Tra
     """A random match in which players leave (and its owner may cancel), as the service runs it:
     every step is followed by ``advance`` (deadlines, bot turns)."""
     match, now = start.match, NOW
+    autoplay = choose.draw(st.sampled_from(AUTOPLAYS), label="solver budgets")
     for _ in range(choose.draw(st.integers(3, 30), label="steps")):
         now += choose.draw(st.sampled_from([0, 1, 61]), label="wait")
-        settled = advance(match, now=now, autoplay=QUICK)
+        settled = advance(match, now=now, autoplay=autoplay)
         yield match, settled
         match = settled.match
         if match.is_over:
@@ -348,7 +347,7 @@ def lives(start: Transition, choose: st.DataObject) -> Iterator[tuple[Match, Tra
             step = next_game(match, now=now, rng=random.Random(match.version))
         else:
             step = act(match, action, choose, now)
-        step = step.then(partial(advance, now=now, moved=True, autoplay=QUICK))
+        step = step.then(partial(advance, now=now, moved=True, autoplay=autoplay))
         yield match, step
         match = step.match
 

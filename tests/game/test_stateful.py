@@ -69,10 +69,8 @@ from service.rules import (
     tiles_of,
 )
 from service.rules.solver import solve
-from tests.game.support import NOW, all_tiles, candidate_plays, specs
+from tests.game.support import AUTOPLAYS, NOW, all_tiles, candidate_plays, specs
 
-# Small solver budgets: a search that gives up proves nothing, which the rules allow for.
-FAST = Autoplay(bot_budget=0.05, proof_budget=0.05)
 NUMBER_COLOURS = [colour.value for colour in COLOURS]
 
 
@@ -224,9 +222,9 @@ class MatchMachine(RuleBasedStateMachine):
     def settle_deadlines(self) -> None:
         self.attempt(lambda: settle(self.state, now=self.now))
 
-    @rule(moved=st.booleans())
-    def advance_bots_and_time(self, moved: bool) -> None:
-        self.attempt(lambda: advance(self.state, now=self.now, moved=moved, autoplay=FAST))
+    @rule(moved=st.booleans(), autoplay=st.sampled_from(AUTOPLAYS))
+    def advance_bots_and_time(self, moved: bool, autoplay: Autoplay) -> None:
+        self.attempt(lambda: advance(self.state, now=self.now, moved=moved, autoplay=autoplay))
 
     @precondition(lambda self: self.state.status is Status.PLAYING)
     @rule(data=st.data())
@@ -249,7 +247,6 @@ class MatchMachine(RuleBasedStateMachine):
             Counter(player.rack),
             melded=player.melded,
             rules=match.rules,
-            time_budget=0.05,
         )
         if not best.found:
             return
