@@ -35,6 +35,7 @@ from service.rules.solver import options as options_module
 from service.rules.solver import packing as packing_module
 from service.rules.solver import search as search_module
 from service.rules.solver.arrange import build_sets
+from service.rules.solver.collector import collector_paused
 from service.rules.solver.position import CELLS, Position, read_position, tile_counts
 from service.rules.solver.search import (
     TILE_WEIGHT,
@@ -143,7 +144,8 @@ def _search(
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     position = read_position(before, hand, melded=melded, rules=rules)
     try:
-        sets = after_meld(position, deadline) if melded else before_meld(hand, rules, deadline)
+        with collector_paused():  # no reference cycle to collect: see collector.py
+            sets = after_meld(position, deadline) if melded else before_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
     return _solution(before, position, sets, melded=melded)

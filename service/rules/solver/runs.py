@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import product
+from itertools import combinations_with_replacement, product
 
 __all__ = [
     "COMPLETE",
@@ -192,38 +192,49 @@ def _prefix_value(jokers_before: int, number: int) -> int:
 def _fate_choices(
     state: RunState, reals: int, jokers: int, locked_starts: int
 ) -> Iterator[tuple[str, ...]]:
-    """Fates for the open runs, up to swapping runs of equal code."""
-    seen: set[tuple[str, ...]] = set()
-    options = [
-        (Fate.REAL, Fate.JOKER, Fate.LOCKED, Fate.END)
-        if code == COMPLETE
-        else (Fate.REAL, Fate.JOKER, Fate.LOCKED)
-        for code in state
-    ]
-    for fates in product(*options):
-        if (
-            fates.count(Fate.REAL) > reals
-            or fates.count(Fate.JOKER) != jokers
-            or fates.count(Fate.LOCKED) > locked_starts
-        ):
-            continue
-        canonical = _canonical(state, fates)
-        if canonical not in seen:
-            seen.add(canonical)
-            yield canonical
+    """Fates for the open runs, up to swapping runs of equal code.
 
-
-def _canonical(state: RunState, fates: tuple[str, ...]) -> tuple[str, ...]:
-    """Sort the fates within each block of equal codes."""
-    out: list[str] = []
+    Runs of equal code sit together in a state (it is sorted); each block's fates are
+    a multiset, listed once (:func:`_block_fates`). The choices come in the order a
+    product of every run's fates would first meet them, each sorted within its blocks.
+    """
+    blocks: list[tuple[tuple[tuple[str, ...], int, int, int], ...]] = []
     start = 0
     while start < len(state):
         end = start
         while end < len(state) and state[end] == state[start]:
             end += 1
-        out.extend(sorted(fates[start:end]))
+        blocks.append(_block_fates(state[start] == COMPLETE, end - start))
         start = end
-    return tuple(out)
+    for picked in product(*blocks):
+        real = joker = locked = 0
+        for _, block_real, block_joker, block_locked in picked:
+            real += block_real
+            joker += block_joker
+            locked += block_locked
+        if real <= reals and joker == jokers and locked <= locked_starts:
+            yield tuple(fate for fates in picked for fate in fates[0])
+
+
+@lru_cache(maxsize=64)
+def _block_fates(complete: bool, runs: int) -> tuple[tuple[tuple[str, ...], int, int, int], ...]:
+    """The fates of ``runs`` open runs of one code, up to their order: each sorted, with its
+    count of real tiles, jokers and locked runs; in the order a product of the runs'
+    fates (real, joker, locked, then end for a complete run) first meets them."""
+    choices = (
+        (Fate.REAL, Fate.JOKER, Fate.LOCKED, Fate.END)
+        if complete
+        else (Fate.REAL, Fate.JOKER, Fate.LOCKED)
+    )
+    return tuple(
+        (
+            tuple(sorted(fates)),
+            fates.count(Fate.REAL),
+            fates.count(Fate.JOKER),
+            fates.count(Fate.LOCKED),
+        )
+        for fates in combinations_with_replacement(choices, runs)
+    )
 
 
 def _prefix_splits(

@@ -1,0 +1,105 @@
+"""Python's garbage collector is off while searches run, and back as it was after them
+(service/rules/solver/collector.py)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from service.rules import Rules, TileSet, parse_tiles
+from service.rules.solver import SolveStatus, collector, solve
+from service.rules.solver.collector import collector_paused
+
+TABLE = ((*parse_tiles(["R4", "R5", "R6", "R7"]),), (*parse_tiles(["B9", "O9", "K9"]),))
+RACK = parse_tiles(["R3", "R8", "B2", "B3", "B4", "J", "K13", "O1"])
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if was:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def test_a_search_turns_the_collector_off_and_back_on() -> None:
+    seen: list[bool] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        seen.append(gc.isenabled())
+
+    with collector_paused():
+        assert not gc.isenabled()
+        gc.callbacks.append(watch)
+        try:
+            gc.collect(0)  # an explicit collection still runs
+        finally:
+            gc.callbacks.remove(watch)
+    assert gc.isenabled()
+    assert seen == [False, False]
+    found = solve(TABLE, RACK, melded=True, rules=Rules(tile_set=TileSet.XP))
+    assert found.status is SolveStatus.PLAY_FOUND
+    assert gc.isenabled()
+
+
+def test_a_search_that_runs_out_of_time_turns_it_back_on() -> None:
+    found = solve(TABLE, RACK, melded=True, time_budget=0.0)
+    assert found.status is SolveStatus.GAVE_UP
+    assert gc.isenabled()
+
+
+def test_a_collector_turned_off_elsewhere_stays_off() -> None:
+    gc.disable()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    solve(TABLE, RACK, melded=True)
+    assert not gc.isenabled()
+
+
+def test_overlapping_searches_turn_it_back_on_when_the_last_ends() -> None:
+    first, second = collector_paused(), collector_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_searches_that_overlap_without_a_gap_let_it_run_after_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(collector, "MAX_PAUSE", 0.0)
+    first, second = collector_paused(), collector_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.isenabled()  # paused longer than MAX_PAUSE: back on though a search still runs
+    third = collector_paused()
+    third.__enter__()
+    assert gc.isenabled()  # not paused again until every search has ended
+    third.__exit__(None, None, None)
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_searches_on_threads_leave_it_on() -> None:
+    barrier = threading.Barrier(4)
+
+    def search() -> int:
+        barrier.wait()
+        return solve(TABLE, RACK, melded=True).tile_count
+
+    threads = [threading.Thread(target=search) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert gc.isenabled()
