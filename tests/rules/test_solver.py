@@ -451,7 +451,7 @@ def test_a_budget_that_runs_out_mid_search_gives_up() -> None:
 
 
 def test_the_cache_stays_within_its_bounds() -> None:
-    cache = OptionCache(options_limit=30, kits_limit=10, choices_limit=5)
+    cache = OptionCache(options_limit=30, kits_limit=10, entries_limit=12, choices_limit=5)
     for seed in range(6):
         before, hand = _crowded_position(seed)
         position = read_position(before, hand, melded=True, rules=Rules())
@@ -461,4 +461,7 @@ def test_the_cache_stays_within_its_bounds() -> None:
                 colour_options.entry(0)  # the options from no open run, worked out on demand
             assert len(cache.kits) <= cache.kits_limit + 1
             assert len(cache.choices) <= cache.choices_limit + 1
+            filled = sum(len(found.entries) for found in cache.colours.values())
+            assert filled <= cache.entries_limit + 4
+            assert cache.kits  # past a limit a table keeps its newer half
     assert len(cache.templates) <= cache.options_limit + 4 * 13
