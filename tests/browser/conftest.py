@@ -155,12 +155,17 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     """Open fresh pages (each in its own context) at a size of `DEVICES`; console errors fail
-    the test. ``bypass_csp=True`` lets a test inject a script (axe-core) into the page."""
+    the test. ``bypass_csp=True`` lets a test inject a script (axe-core) into the page;
+    ``provoked`` names console errors the test causes on purpose (" 503 ", "net::ERR_FAILED")."""
     contexts: list[Any] = []
     errors: list[str] = []
 
     def open_page(
-        device: str = "desktop", *, bypass_csp: bool = False, locale: str | None = None
+        device: str = "desktop",
+        *,
+        bypass_csp: bool = False,
+        locale: str | None = None,
+        provoked: tuple[str, ...] = (),
     ) -> Any:
         # The browser's language (navigator.languages, Accept-Language): English unless asked,
         # whatever the machine's own locale, since the tests read the page's words.
@@ -175,7 +180,7 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
             "console",
             lambda message: (
                 errors.append(f"console {message.type}: {message.text}")
-                if message.type == "error" and not _expected_console_error(message.text)
+                if message.type == "error" and not _expected_console_error(message.text, provoked)
                 else None
             ),
         )
@@ -187,10 +192,10 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     assert errors == [], errors
 
 
-def _expected_console_error(text: str) -> bool:
+def _expected_console_error(text: str, provoked: tuple[str, ...] = ()) -> bool:
     # Chromium logs every non-2xx fetch; the refusals a test provokes on purpose are fine.
     return "Failed to load resource" in text and any(
-        f" {code} " in text for code in (400, 409, 412, 422)
+        part in text for part in (" 400 ", " 409 ", " 412 ", " 422 ", *provoked)
     )
 
 

@@ -257,12 +257,21 @@ async function startGame(matchId, token) {
     },
     onExpired: onTurnExpired,
   });
-  try {
-    await refetch();
-  } catch (error) {
-    $("#turn-text").textContent = "";
-    showProblem($("#problem"), error);
-    return;
+  // The first view: a failure that may pass (no network, a 5xx such as the store being
+  // unreachable, 429) is shown and the request tried again, 1 s later, then 2, 4 ... 30 s;
+  // one that will not (404: no such match, 401/403: a wrong link) is shown and ends here.
+  for (let wait = 1000, failed = false; ; wait = Math.min(wait * 2, 30000)) {
+    try {
+      await refetch();
+      if (failed) $("#problem").hidden = true;
+      break;
+    } catch (error) {
+      failed = true;
+      $("#turn-text").textContent = "";
+      showProblem($("#problem"), error);
+      if (!mayPass(error)) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
   const view = state.view;
   state.follower = new Follower(matchId, token, {
@@ -274,6 +283,11 @@ async function startGame(matchId, token) {
   });
   state.follower.start(Math.max(0, view.version - 30), view.version);
   setupInvite();
+}
+
+// Whether asking again later may succeed: no answer at all, a server error, or too many requests.
+function mayPass(error) {
+  return !(error instanceof ApiError) || error.status >= 500 || error.status === 429 || error.status === 408;
 }
 
 function wireGame() {
