@@ -55,9 +55,12 @@ def test_the_first_view_is_tried_again_until_the_referee_answers(
 
     page.route(lambda url: urlsplit(url).path == f"/v1/matches/{match_id}", fault)
     page.goto(server.seat_url(match_id, token))
-    expect(page.locator("#problem")).to_contain_text("the match store is not answering")
+    problem = page.locator("#problem")
+    expect(problem).to_contain_text("the match store is not answering")
+    expect(problem).to_contain_text("Trying again in 1 second.")
+    expect(problem).to_contain_text("Trying again in 2 seconds.")  # the failed request
     Table(page).wait_for_my_turn()  # the third request: the match, with no reload
-    expect(page.locator("#problem")).to_be_hidden()
+    expect(problem).to_be_hidden()
     assert sorted(Table(page).rack_codes()) == ["B5", "R1", "R2"]
     # waited 1 s after the 503, then 2 s after the failed request
     assert asked[1] - asked[0] >= 0.9 and asked[2] - asked[1] >= 1.9, asked
@@ -78,5 +81,6 @@ def test_a_match_that_is_not_there_is_not_asked_for_again(
     )
     page.goto(server.seat_url("no-such-match", "no-such-match.token"))
     expect(page.locator("#problem")).to_be_visible()
+    expect(page.locator("#problem .retrying")).to_have_count(0)
     page.wait_for_timeout(2500)  # a retry would have come after 1 s
     assert len(asked) == 1, asked

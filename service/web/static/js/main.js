@@ -270,6 +270,10 @@ async function startGame(matchId, token) {
       $("#turn-text").textContent = "";
       showProblem($("#problem"), error);
       if (!mayPass(error)) return;
+      const retrying = document.createElement("p");
+      retrying.className = "retrying";
+      retrying.textContent = t("problem.retrying", { count: wait / 1000 });
+      $("#problem").append(retrying);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
