@@ -258,15 +258,13 @@ async function startGame(matchId, token) {
     onExpired: onTurnExpired,
   });
   // The first view: a failure that may pass (no network, a 5xx such as the store being
-  // unreachable, 429) is shown and the request tried again, 1 s later, then 2, 4 ... 30 s;
+  // unreachable, 408, 429) is shown and the request tried again, 1 s later, then 2, 4 ... 30 s;
   // one that will not (404: no such match, 401/403: a wrong link) is shown and ends here.
-  for (let wait = 1000, failed = false; ; wait = Math.min(wait * 2, 30000)) {
+  for (let wait = 1000; ; wait = Math.min(wait * 2, 30000)) {
     try {
       await refetch();
-      if (failed) $("#problem").hidden = true;
       break;
     } catch (error) {
-      failed = true;
       $("#turn-text").textContent = "";
       showProblem($("#problem"), error);
       if (!mayPass(error)) return;
@@ -277,6 +275,7 @@ async function startGame(matchId, token) {
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+  hideProblem(); // what a failed try showed
   const view = state.view;
   state.follower = new Follower(matchId, token, {
     onEvent: addToLog,
