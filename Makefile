@@ -18,9 +18,10 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 
 LINT_DIRS := service tests bench deploy setup.py
-# setup.py compiles these with mypyc at install: a change to one reinstalls (README, "The solver,
+# setup.py compiles some of the solver's modules with mypyc at install (its COMPILED list), checked
+# against the modules they import: a change to any solver source reinstalls (README, "The solver,
 # compiled"), so that no extension built from older sources runs in place of the code
-COMPILED_SOURCES := setup.py $(addprefix service/rules/solver/,search.py options.py packing.py)
+COMPILED_SOURCES := setup.py $(wildcard service/rules/solver/*.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
 .PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
