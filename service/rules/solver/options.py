@@ -188,7 +188,7 @@ class OptionCache:
             if len(self.kits) > self.kits_limit or self.entry_count > self.entries_limit:
                 self.kits = _newer_half(self.kits)
                 self.colours = _newer_half(self.colours)  # what the kits hold
-                self.entry_count = sum(len(found.entries) for found in self.colours.values())
+                self.entry_count = sum(len(kept.entries) for kept in self.colours.values())
             if len(self.templates) > self.options_limit:
                 self.templates = _newer_half(self.templates)
             available = tuple(m + o for m, o in zip(mandatory, optional, strict=True))
