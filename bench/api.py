@@ -54,6 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support.processes import children, cpu_seconds  # noqa: E402
 from service.rules import COLOURS, full_set  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
@@ -555,11 +556,6 @@ def scripts_run(client: Any) -> int:
     )
 
 
-def children(master: int) -> list[int]:
-    """The process ids of gunicorn's workers (the children of ``master``)."""
-    return [int(pid) for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
-
-
 def worker_rss_mb(master: int) -> float:
     """The resident memory of gunicorn's largest worker (a child of ``master``), in MB."""
     largest = 0
@@ -602,11 +598,11 @@ class Measure:
             "--timeout", "5s", "-s", str(lua), f"http://127.0.0.1:{self.port}{path}",
             "--", str(self.threads),
         ]  # fmt: skip
-        before = {part: processor_seconds(pids()) for part, pids in self.pids.items()}
+        before = {part: cpu_seconds(pids()) for part, pids in self.pids.items()}
         wrk_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
         wrk_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = {part: processor_seconds(pids()) - before[part] for part, pids in self.pids.items()}
+        cpu = {part: cpu_seconds(pids()) - before[part] for part, pids in self.pids.items()}
         cpu["wrk"] = (wrk_after.ru_utime + wrk_after.ru_stime) - (
             wrk_before.ru_utime + wrk_before.ru_stime
         )
@@ -623,18 +619,6 @@ class Measure:
             figures["socket_errors"],
             cpu,
         )
-
-
-def processor_seconds(pids: list[int]) -> float:
-    """The processor time (user and system) the processes ``pids`` have used so far."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone: its time is lost, and the figure says less, never more
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def report(rounds: list[dict[str, Run]], per_match: float, largest_rss: float) -> bool:

@@ -53,6 +53,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support.processes import children, cpu_seconds  # noqa: E402
 from service.rules import full_set  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
@@ -599,13 +600,7 @@ class Server:
             return False
 
     def worker_pids(self) -> list[int]:
-        if self.process is None:
-            return []
-        try:
-            text = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
-        except OSError:
-            return []
-        return [int(pid) for pid in text.split()]
+        return [] if self.process is None else children(self.process.pid)
 
     def complaints(self, most: int = 5) -> list[str]:
         """The server log's warnings and errors, counted by message."""
@@ -646,18 +641,6 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """CPU seconds the processes have used."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def start_profiles(pids: list[int], seconds: float, folder: Path) -> list[subprocess.Popen[bytes]]:
