@@ -28,6 +28,7 @@ class Settings:
     redis_pool_timeout: float = 0.5
     redis_wait_replicas: str = "auto"  # replicas a commit waits for: auto (1 if any), 0, 1, 2...
     redis_wait_timeout_ms: int = 500  # how long a commit waits for them (then 503)
+    redis_tracking: bool = True  # views trust Redis's invalidations instead of asking each time
     long_poll_max_seconds: float = 30.0  # the longest a ?wait_version long-poll waits
     stream_keepalive_seconds: float = 15.0  # an event stream's comment line when idle
     stream_max_seconds: float = 600.0  # an event stream's longest life
@@ -58,6 +59,7 @@ class Settings:
         "redis_pool_timeout": "REDIS_POOL_TIMEOUT",
         "redis_wait_replicas": "REDIS_WAIT_REPLICAS",
         "redis_wait_timeout_ms": "REDIS_WAIT_TIMEOUT_MS",
+        "redis_tracking": "REDIS_TRACKING",
         "long_poll_max_seconds": "LONG_POLL_MAX_SECONDS",
         "stream_keepalive_seconds": "STREAM_KEEPALIVE_SECONDS",
         "stream_max_seconds": "STREAM_MAX_SECONDS",

@@ -262,9 +262,13 @@ class Referee:
 
     # -- reading ------------------------------------------------------------------
 
-    def view(self, match_id: str, token: str | None) -> tuple[Match, int | None, float]:
-        """The settled match, the seat ``token`` names (``None`` without one) and the clock."""
-        loaded = self._settled(match_id, reading=True)
+    def view(
+        self, match_id: str, token: str | None, *, newer_than: int | None = None
+    ) -> tuple[Match, int | None, float]:
+        """The settled match, the seat ``token`` names (``None`` without one) and the clock;
+        ``newer_than``, a version the caller knows the match has gone past (a long-poll that
+        saw it move), so that no copy of that version or older is trusted."""
+        loaded = self._settled(match_id, reading=True, newer_than=newer_than)
         seat = None if token is None else self._seat(match_id, loaded.seats, token)
         return loaded.match, seat, _game_now(loaded)
 
@@ -661,20 +665,27 @@ class Referee:
             return secrets.SystemRandom()
         return random.Random(f"{seed}:{game_number}")
 
-    def _load(self, match_id: str, *, reading: bool = False) -> Loaded:
+    def _load(
+        self, match_id: str, *, reading: bool = False, newer_than: int | None = None
+    ) -> Loaded:
         """The stored match (``reading``: on the worker's copy and clock estimate, see
         ``MatchStore.current``); raise MatchNotFound."""
-        loaded = self.store.current(match_id) if reading else self.store.load(match_id)
+        if reading:
+            loaded = self.store.current(match_id, newer_than=newer_than)
+        else:
+            loaded = self.store.load(match_id)
         if loaded is None:
             raise MatchNotFound(match_id)
         return loaded
 
-    def _settled(self, match_id: str, *, reading: bool = False) -> Loaded:
+    def _settled(
+        self, match_id: str, *, reading: bool = False, newer_than: int | None = None
+    ) -> Loaded:
         """Load the match and commit whatever time and bots owe it by now; ``reading``, from
         the worker's copy of the stored version with its estimate of the clock (a commit is
         then checked against the shared clock)."""
         for attempt in range(MAX_ATTEMPTS):
-            loaded = self._load(match_id, reading=reading)
+            loaded = self._load(match_id, reading=reading, newer_than=newer_than)
             transition = self._advance(loaded.match, _game_now(loaded), False)
             if not transition.events:
                 return loaded

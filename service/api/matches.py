@@ -130,7 +130,7 @@ def get_match(match_id: str) -> Response:
                 )
         except Refused as refused:
             return refused.response()
-    match, seat, now = referee().view(match_id, token)
+    match, seat, now = referee().view(match_id, token, newer_than=query.get("wait_version"))
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
     reader = reader_of(match, seat, app)

@@ -54,6 +54,7 @@ from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
 from service.store.notify import notify_args
 from service.store.scripts import COMMIT, DUE, LOAD, TIME
 from service.store.topology import Topology, open_topology, wait_replicas
+from service.store.tracking import Freshness, Ticket
 
 __all__ = ["Change", "Keys", "Loaded", "MatchStore", "Receipt", "SHARDS", "StoredEvent"]
 
@@ -203,6 +204,8 @@ class MatchStore:
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self._decoded = DecodedCache(cache_size)
+        self.freshness = Freshness(topology.tracking_client)
+        self.freshness.enabled = self.settings.redis_tracking
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
 
     @classmethod
@@ -238,12 +241,14 @@ class MatchStore:
         keys = Keys(match_id)
         cached = self._copy(match_id)
         known = "" if cached is None else str(cached[0].version)
+        ticket = self.freshness.ticket()
         version, state, seconds, micros = self._call(
             keys.state, lambda: self.topology.eval(LOAD, [keys.state], [known])
         )
         now = self._tick(seconds, micros)
         if version is None:
             return None
+        self.freshness.mark(match_id, int(version), ticket)
         if state is None and cached is not None:
             return Loaded(cached[0], cached[1], now)
         return self._decode(state, now)
@@ -270,21 +275,28 @@ class MatchStore:
             return entry
         return self._parse(newer[1])
 
-    def current(self, match_id: str) -> Loaded | None:
+    def current(self, match_id: str, *, newer_than: int | None = None) -> Loaded | None:
         """The match as stored now, for reading it (``None`` when there is none).
 
-        One round trip and no script: the stored version and state are read together, and
-        the state is decoded only when this worker's copy is not that version. The clock is
-        this worker's estimate (:meth:`clock`), so the answer is not ``fresh``: a commit
-        computed on it has its clock checked.
+        No round trip when Redis has said nothing of the match since this worker's copy
+        (:mod:`service.store.tracking`); else one, with no script: the stored version and
+        state are read together, and the state is decoded only when this worker's copy is
+        not that version. The clock is this worker's estimate (:meth:`clock`), so the answer
+        is not ``fresh``: a commit computed on it has its clock checked. ``newer_than``: a
+        version the caller knows the match has gone past; a copy no newer is not trusted.
         """
         cached = self._copy(match_id)
         if cached is None or self._clock is None:
             return self.load(match_id)
+        held = cached[0].version
+        if (newer_than is None or held > newer_than) and self.freshness.confirms(match_id, held):
+            return Loaded(cached[0], cached[1], self.clock(), fresh=False)
         key = Keys(match_id).state
+        ticket = self.freshness.ticket()
         version, state = self._call(key, lambda: self.topology.client.hmget(key, ["v", "s"]))
         if version is None or state is None:
             return None
+        self.freshness.mark(match_id, int(version), ticket)
         now = self.clock()
         if int(version) == cached[0].version:
             return Loaded(cached[0], cached[1], now, fresh=False)
@@ -466,6 +478,7 @@ class MatchStore:
         script_keys += listed.keys
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
+        ticket = self.freshness.ticket()
         for attempt in range(COMMIT_SENDS):
             try:
                 answer, replicated = self._send(script_keys, argv, keys)
@@ -489,7 +502,7 @@ class MatchStore:
                     ) from error
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
-            settled = self._settle(change, answer, replicated, resent=attempt > 0)
+            settled = self._settle(change, answer, replicated, ticket, resent=attempt > 0)
             if settled is None:
                 self._share(change.match, argv[2])
             if settled is None and change.match.status is not game.Status.PLAYING:
@@ -600,7 +613,13 @@ class MatchStore:
         return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
 
     def _settle(
-        self, change: Change, answer: list[Any], replicated: int, *, resent: bool = False
+        self,
+        change: Change,
+        answer: list[Any],
+        replicated: int,
+        ticket: Ticket,
+        *,
+        resent: bool = False,
     ) -> Receipt | None:
         outcome = answer[0]
         if outcome == "replay":
@@ -616,11 +635,14 @@ class MatchStore:
         if outcome == "conflict":
             now = self._tick(answer[3], answer[4])
             fresh = None if answer[2] is None else self._decode(answer[2], now)
+            if fresh is not None:
+                self.freshness.mark(fresh.match.id, fresh.match.version, ticket)
             raise Stale(fresh)
         # "ok" or "done" (this very commit ran before, its answer lost)
         if replicated == 0:
             raise OutcomeUnknown("the move is on the master but no replica acknowledged it in time")
         self._decoded.put(change.match, change.seats)
+        self.freshness.mark(change.match.id, change.match.version, ticket)
         return None
 
     def ttl_of(self, match: Match) -> int:

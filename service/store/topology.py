@@ -105,6 +105,11 @@ class Topology:
         BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it."""
         raise NotImplementedError
 
+    def tracking_client(self) -> redis.Redis | None:
+        """A client of one connection to the node that holds every match, for following
+        what changes there (:mod:`service.store.tracking`); ``None`` when no node does."""
+        return None
+
     def ping(self) -> None:
         """Raise unless Redis answers."""
         self.client.ping()
@@ -179,6 +184,11 @@ class SingleTopology(Topology):
             decode_responses=True,
             single_connection_client=True,
             client_name=name,
+        )
+
+    def tracking_client(self) -> redis.Redis | None:
+        return self.dedicated(
+            "", read_timeout=self.settings.redis_socket_timeout, name="referee-tracking"
         )
 
     def _pooled(self, connections: int, socket_timeout: float | None = None) -> redis.Redis:

@@ -63,7 +63,8 @@ const matchPath = (id) => `/v1/matches/${encodeURIComponent(id)}`;
 export const api = {
   createMatch: (body) => request("POST", "/v1/matches", { body }),
   getMatch: (id, token, options = {}) => {
-    const query = options.waitVersion !== undefined ? `?wait_version=${options.waitVersion}&timeout=25` : "";
+    const seconds = options.waitSeconds ?? 25;
+    const query = options.waitVersion !== undefined ? `?wait_version=${options.waitVersion}&timeout=${seconds}` : "";
     return request("GET", matchPath(id) + query, { token, signal: options.signal, clock: options.clock });
   },
   events: (id, after, limit = 100) => request("GET", `${matchPath(id)}/events?after=${after}&limit=${limit}`),

@@ -279,7 +279,7 @@ async function startGame(matchId, token) {
   const view = state.view;
   state.follower = new Follower(matchId, token, {
     onEvent: addToLog,
-    onStale: () => refetch().catch(() => {}),
+    onStale: (version) => refetch(version).catch(() => {}),
     onView: (fresh) => acceptView(fresh),
     onMode: showConnection,
     forcePolling: new URLSearchParams(location.search).has("poll"),
@@ -394,7 +394,11 @@ function leftAt(seat) {
 // ---------------------------------------------------------------------------------------
 // Views from the referee
 
-async function refetch() {
+// Fetch the view again; `version`, one an event announced: the referee is asked for a view at
+// least that new (a worker may not have heard of it yet, README "How a worker knows its copy is
+// current"), waiting a few seconds at most.
+async function refetch(version = 0) {
+  state.announced = Math.max(state.announced || 0, version);
   if (state.refetching) {
     state.refetchAgain = true;
     return;
@@ -404,7 +408,11 @@ async function refetch() {
     do {
       state.refetchAgain = false;
       let times = null;
-      const view = await api.getMatch(state.matchId, state.token, { clock: (...t) => { times = t; } });
+      const options = { clock: (...t) => { times = t; } };
+      if (state.announced > (state.view ? state.view.version : 0)) {
+        Object.assign(options, { waitVersion: state.announced - 1, waitSeconds: 5 });
+      }
+      const view = await api.getMatch(state.matchId, state.token, options);
       acceptView(view, times);
     } while (state.refetchAgain);
   } finally {

@@ -1,0 +1,214 @@
+"""Views that trust Redis's invalidations (``service/store/tracking.py``), on a real Redis.
+
+A view asks Redis nothing while Redis has said nothing of the match; whatever changes it (a
+commit from another worker, a flush, a lost connection, a Redis that stops answering) makes
+the next view read Redis again. "Workers" here are stores of their own on the same Redis.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import redis
+
+from service.config import Settings
+from service.game import PlayerSpec, Setup
+from service.referee import MatchNotFound, Referee
+from service.rules import Rules
+from service.store import Keys, MatchStore
+from service.store.topology import ClusterTopology
+from service.store.tracking import Freshness
+
+ANN_BO = [PlayerSpec("Ann"), PlayerSpec("Bo")]
+RACKS = [["R10", "R11", "R12", "K1"], ["B7", "B8", "B9", "O2"]]
+POOL = ["R13", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "B1", "B2", "B3", "B4"]
+
+
+@pytest.fixture
+def settings(redis_url: str) -> Settings:
+    return Settings(redis_url=redis_url)
+
+
+def worker(settings: Settings) -> Referee:
+    return Referee(MatchStore.open(settings))
+
+
+def set_up(referee: Referee) -> tuple[str, tuple[str, ...]]:
+    created = referee.create(ANN_BO, rules=Rules(turn_seconds=0), setup=Setup.parse(RACKS, POOL))
+    return created.match.id, created.tokens
+
+
+def reads(client: redis.Redis) -> int:
+    """How many reads of a match Redis has answered so far (the view's HMGET, the LOAD
+    script)."""
+    stats: dict[str, Any] = client.info("commandstats")
+    return sum(
+        int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+        for name in ("hmget", "evalsha", "eval")
+    )
+
+
+def view_until_trusted(referee: Referee, match_id: str, token: str, client: redis.Redis) -> int:
+    """View until a view reads nothing from Redis (the invalidation connection has answered
+    its first PING); the version seen. Fails after 2 s."""
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        before = reads(client)
+        match, _, _ = referee.view(match_id, token)
+        if reads(client) == before:
+            return match.version
+        time.sleep(0.01)
+    raise AssertionError("every view read Redis")
+
+
+def test_a_view_of_an_unchanged_match_asks_redis_nothing(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    referee = worker(settings)
+    match_id, (ann, bo) = set_up(referee)
+    version = view_until_trusted(referee, match_id, ann, redis_client)
+    before = reads(redis_client)
+    for token in (ann, bo, ann):
+        match, _, _ = referee.view(match_id, token)
+        assert match.version == version
+    assert reads(redis_client) == before
+
+
+def test_a_change_by_another_worker_is_seen_by_the_next_view(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    reader, writer = worker(settings), worker(settings)
+    match_id, (ann, bo) = set_up(writer)
+    view_until_trusted(reader, match_id, ann, redis_client)
+    tokens = [ann, bo]
+    for turn in range(8):
+        moved = writer.draw(match_id, tokens[turn % 2])
+        # at once: no sleep between the other worker's answer and this view
+        match, _, _ = reader.view(match_id, ann)
+        assert match.version == moved.version
+        view_until_trusted(reader, match_id, ann, redis_client)
+
+
+def test_a_worker_trusts_its_own_commit_only_until_redis_names_the_key(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    referee = worker(settings)
+    match_id, (ann, _) = set_up(referee)
+    view_until_trusted(referee, match_id, ann, redis_client)
+    moved = referee.draw(match_id, ann)
+    match, _, _ = referee.view(match_id, ann)
+    assert match.version == moved.version
+    # the key came back on the connection (this worker's own commit): Redis is read once more
+    assert view_until_trusted(referee, match_id, ann, redis_client) == moved.version
+
+
+def test_a_write_outside_the_referee_is_seen_too(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    referee = worker(settings)
+    match_id, (ann, _) = set_up(referee)
+    view_until_trusted(referee, match_id, ann, redis_client)
+    redis_client.delete(Keys(match_id).state)
+    with pytest.raises(MatchNotFound):
+        referee.view(match_id, ann)
+
+
+def test_a_flush_forgets_every_match(settings: Settings, redis_client: redis.Redis) -> None:
+    referee = worker(settings)
+    match_id, (ann, _) = set_up(referee)
+    view_until_trusted(referee, match_id, ann, redis_client)
+    redis_client.flushall()
+    # Redis sends the flush's message as it flushes, and the answer to FLUSHALL may overtake
+    # it: the view may miss the flush only by that time (see the module)
+    deadline = time.monotonic() + 1
+    with pytest.raises(MatchNotFound):
+        while time.monotonic() < deadline:
+            referee.view(match_id, ann)
+
+
+def test_after_the_connection_is_lost_views_read_redis_until_it_is_back(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    reader, writer = worker(settings), worker(settings)
+    match_id, (ann, _) = set_up(writer)
+    view_until_trusted(reader, match_id, ann, redis_client)
+    assert redis_client.client_kill_filter(_type="pubsub") >= 1  # every worker's
+    moved = writer.draw(match_id, ann)  # Redis cannot tell the reader now
+    match, _, _ = reader.view(match_id, ann)
+    assert match.version == moved.version
+    # a new connection, after a second, and views are trusted again
+    deadline = time.monotonic() + 4
+    while True:
+        try:
+            view_until_trusted(reader, match_id, ann, redis_client)
+            break
+        except AssertionError:
+            assert time.monotonic() < deadline, "the connection did not come back"
+
+
+def test_a_read_under_way_when_its_key_changes_is_not_trusted(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    reader, writer = worker(settings), worker(settings)
+    match_id, (ann, _) = set_up(writer)
+    version = view_until_trusted(reader, match_id, ann, redis_client)
+    freshness = reader.store.freshness
+    ticket = freshness.ticket()  # a read is sent now ...
+    writer.draw(match_id, ann)  # ... and another worker commits before its answer is marked
+    assert not freshness.confirms(match_id, version)  # takes the message in
+    freshness.mark(match_id, version, ticket)  # the answer of the read: the old version
+    assert not freshness.confirms(match_id, version)
+
+
+def test_a_connection_that_stops_answering_is_not_trusted(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    freshness = Freshness(
+        lambda: redis.Redis.from_url(
+            redis_url, decode_responses=True, single_connection_client=True, socket_timeout=2
+        ),
+        trust=0.3,
+        ping=0.05,
+    )
+    deadline = time.monotonic() + 2
+    while not freshness.confirms("m1", 3):  # connected, and PING answered
+        assert time.monotonic() < deadline, "never trusted"
+        freshness.mark("m1", 3, freshness.ticket())
+        time.sleep(0.02)
+    client.client_pause(800, all=True)  # Redis answers no PING for 0.8 s
+    try:
+        time.sleep(0.45)
+        assert not freshness.confirms("m1", 3)
+    finally:
+        client.client_unpause()
+    # the same connection answers again and lost nothing: trusted again
+    deadline = time.monotonic() + 2
+    while not freshness.confirms("m1", 3):
+        assert time.monotonic() < deadline, "not trusted again"
+        time.sleep(0.02)
+    freshness.close()
+    client.close()
+
+
+def test_with_tracking_off_every_view_reads_redis(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    listening = len(redis_client.client_list(_type="pubsub"))  # other tests' stores
+    referee = worker(replace(settings, redis_tracking=False))
+    match_id, (ann, _) = set_up(referee)
+    for _ in range(3):
+        before = reads(redis_client)
+        referee.view(match_id, ann)
+        time.sleep(0.05)
+        assert reads(redis_client) == before + 1
+    assert len(redis_client.client_list(_type="pubsub")) <= listening  # none of its own
+
+
+def test_a_cluster_has_no_node_that_sees_every_change() -> None:
+    topology = ClusterTopology(Settings(redis_cluster_nodes="127.0.0.1:1"))
+    assert topology.tracking_client() is None
+    freshness = Freshness(topology.tracking_client)
+    freshness.mark("m1", 3, freshness.ticket())
+    assert not freshness.confirms("m1", 3)
