@@ -60,6 +60,7 @@ STATE_SUFFIX = ":state"
 PING_SECONDS = 0.2  # how often a PING goes out while copies are asked about
 TRUST_SECONDS = 0.5  # how recent the last answered PING must be for a copy to be vouched for
 PONG_SECONDS = 0.1  # a PING unanswered this long: nothing is vouched for until it is
+DRAIN_SECONDS = 0.1  # a worker that only writes takes in its messages this often
 RECONNECT_SECONDS = 1.0  # the least time between two attempts to connect
 KNOWN_LIMIT = 16_384  # matches remembered; the oldest marked goes first
 CHANGED_LIMIT = 16_384  # keys remembered as changed, for reads under way
@@ -102,6 +103,7 @@ class Freshness:
         self._connection = 0  # which connection, counting from 1; 0: none
         self._retry_at = 0.0
         self._opening = False
+        self._drained = 0.0  # when messages were last taken in
         self._pings: deque[float] = deque()  # when each unanswered PING was sent
         self._pinged = 0.0
         self._heard = float("-inf")  # when the last answered PING was sent
@@ -131,13 +133,17 @@ class Freshness:
             return self._known.get(match_id) == version
 
     def ticket(self) -> Ticket:
-        """Take before sending a read or commit whose answer may be :meth:`mark` ed. It takes
-        in what has arrived too, so that a worker that only writes does not leave Redis
-        holding its messages."""
+        """Take before sending a read or commit whose answer may be :meth:`mark` ed.
+
+        It need not take in what has arrived: a message it leaves counts as come after the
+        ticket, so it can only keep a mark out. It does every :data:`DRAIN_SECONDS`, so that
+        a worker that only writes does not leave Redis holding its messages (a read of the
+        socket was a tenth of a draft's commit)."""
         if not self.enabled:
             return _NO_TICKET
         with self._lock:
-            if not self._read():
+            due = self._client is None or time.monotonic() - self._drained >= DRAIN_SECONDS
+            if due and not self._read():
                 return _NO_TICKET
             return Ticket(self._connection, self._seen)
 
@@ -179,6 +185,7 @@ class Freshness:
             self._open_soon()
             return False
         connection: Any = client.connection
+        self._drained = time.monotonic()
         try:
             while connection.can_read(0):
                 self._take(connection.read_response())
