@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 __all__ = [
     "CHANNEL",
@@ -103,6 +103,7 @@ class Freshness:
         self._connection = 0  # which connection, counting from 1; 0: none
         self._retry_at = 0.0
         self._opening = False
+        self._failing = False  # the last attempt to connect failed
         self._drained = 0.0  # when messages were last taken in
         self._pings: deque[float] = deque()  # when each unanswered PING was sent
         self._pinged = 0.0
@@ -162,13 +163,6 @@ class Freshness:
             known[match_id] = version
             if len(known) > KNOWN_LIMIT:
                 del known[next(iter(known))]
-
-    def forget(self) -> None:
-        """Vouch for nothing until the next marks (tests; a topology change)."""
-        with self._lock:
-            self._known.clear()
-            self._seen += 1
-            self._floor = self._seen
 
     def close(self) -> None:
         """Drop the connection (the next question opens another)."""
@@ -257,10 +251,19 @@ class Freshness:
             own_id: Any = client.client_id()
             client.client_tracking_on(clientid=own_id, bcast=True, prefix=[PREFIX])
             client.execute_command("SUBSCRIBE", CHANNEL)
+        except ResponseError as error:
+            # Redis refused (before 6.0, or an ACL without CLIENT or SUBSCRIBE): for good
+            log.warning("views read Redis each time: no client tracking here (%s)", error)
+            self.enabled = False
+            _close(client)
+            client = None
         except (RedisError, OSError) as error:
-            log.warning("no invalidations from Redis for now: %s", error)
-            if client is not None:
-                _close(client)
+            # Redis unreachable: said once, until a connection works again
+            (log.debug if self._failing else log.warning)(
+                "no invalidations from Redis for now: %s", error
+            )
+            self._failing = True
+            _close(client)
             client = None
         finally:
             if client is None:
@@ -269,6 +272,7 @@ class Freshness:
             return
         with self._lock:
             self._opening = False
+            self._failing = False
             self._client = client
             self._connection += 1
             self._changed.clear()
@@ -289,6 +293,7 @@ class Freshness:
             _close(client)
 
 
-def _close(client: redis.Redis) -> None:
-    with contextlib.suppress(RedisError, OSError):
-        client.close()
+def _close(client: redis.Redis | None) -> None:
+    if client is not None:
+        with contextlib.suppress(RedisError, OSError):
+            client.close()

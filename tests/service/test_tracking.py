@@ -212,3 +212,37 @@ def test_a_cluster_has_no_node_that_sees_every_change() -> None:
     freshness = Freshness(topology.tracking_client)
     freshness.mark("m1", 3, freshness.ticket())
     assert not freshness.confirms("m1", 3)
+
+
+def test_a_redis_that_refuses_tracking_turns_it_off_for_good(
+    redis_url: str, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a user that may read and write keys but not turn tracking on (as an ACL may have it)
+    redis_client.acl_setuser(
+        "no-tracking",
+        enabled=True,
+        passwords=["+secret"],
+        keys=["*"],
+        channels=["*"],
+        commands=["+@all", "-client"],
+    )
+    try:
+        freshness = Freshness(
+            lambda: redis.Redis.from_url(
+                redis_url,
+                username="no-tracking",
+                password="secret",
+                decode_responses=True,
+                single_connection_client=True,
+            )
+        )
+        deadline = time.monotonic() + 2
+        while freshness.enabled:
+            assert time.monotonic() < deadline, "still trying"
+            freshness.confirms("m1", 3)
+            time.sleep(0.02)
+        assert freshness.ticket().connection == 0  # nothing is marked any more
+        refusals = [r for r in caplog.records if "no client tracking here" in r.getMessage()]
+        assert len(refusals) == 1
+    finally:
+        redis_client.acl_deluser("no-tracking")
