@@ -54,7 +54,7 @@ from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
 from service.store.notify import notify_args
 from service.store.scripts import COMMIT, DUE, LOAD, TIME
 from service.store.topology import Topology, open_topology, wait_replicas
-from service.store.tracking import Freshness, Ticket
+from service.store.tracking import Freshness
 
 __all__ = ["Change", "Keys", "Loaded", "MatchStore", "Receipt", "SHARDS", "StoredEvent"]
 
@@ -204,7 +204,7 @@ class MatchStore:
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self._decoded = DecodedCache(cache_size)
-        self.freshness = Freshness(topology.tracking_client)
+        self.freshness = Freshness(topology.tracking_client, topology.tracked_pool)
         self.freshness.enabled = self.settings.redis_tracking
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
 
@@ -241,14 +241,12 @@ class MatchStore:
         keys = Keys(match_id)
         cached = self._copy(match_id)
         known = "" if cached is None else str(cached[0].version)
-        ticket = self.freshness.ticket()
         version, state, seconds, micros = self._call(
             keys.state, lambda: self.topology.eval(LOAD, [keys.state], [known])
         )
         now = self._tick(seconds, micros)
         if version is None:
             return None
-        self.freshness.mark(match_id, int(version), ticket)
         if state is None and cached is not None:
             return Loaded(cached[0], cached[1], now)
         return self._decode(state, now)
@@ -292,15 +290,21 @@ class MatchStore:
         if (newer_than is None or held > newer_than) and self.freshness.confirms(match_id, held):
             return Loaded(cached[0], cached[1], self.clock(), fresh=False)
         key = Keys(match_id).state
-        ticket = self.freshness.ticket()
-        version, state = self._call(key, lambda: self.topology.client.hmget(key, ["v", "s"]))
+        version, state = self._call(key, lambda: self._read_state(match_id, key))
         if version is None or state is None:
             return None
-        self.freshness.mark(match_id, int(version), ticket)
         now = self.clock()
         if int(version) == cached[0].version:
             return Loaded(cached[0], cached[1], now, fresh=False)
         return replace(self._decode(state, now), fresh=False)
+
+    def _read_state(self, match_id: str, key: str) -> list[Any]:
+        """The stored version and state: on a connection whose reads Redis tracks for this
+        worker when there is one (:meth:`Freshness.read`), else on the shared pool."""
+        answer = self.freshness.read(match_id, key)
+        if answer is None:
+            answer = self.topology.client.hmget(key, ["v", "s"])
+        return answer
 
     def exists(self, match_id: str) -> bool:
         """Whether the match is stored."""
@@ -478,7 +482,6 @@ class MatchStore:
         script_keys += listed.keys
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
-        ticket = self.freshness.ticket()
         for attempt in range(COMMIT_SENDS):
             try:
                 answer, replicated = self._send(script_keys, argv, keys)
@@ -502,7 +505,7 @@ class MatchStore:
                     ) from error
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
-            settled = self._settle(change, answer, replicated, ticket, resent=attempt > 0)
+            settled = self._settle(change, answer, replicated, resent=attempt > 0)
             if settled is None:
                 self._share(change.match, argv[2])
             if settled is None and change.match.status is not game.Status.PLAYING:
@@ -613,13 +616,7 @@ class MatchStore:
         return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
 
     def _settle(
-        self,
-        change: Change,
-        answer: list[Any],
-        replicated: int,
-        ticket: Ticket,
-        *,
-        resent: bool = False,
+        self, change: Change, answer: list[Any], replicated: int, *, resent: bool = False
     ) -> Receipt | None:
         outcome = answer[0]
         if outcome == "replay":
@@ -635,14 +632,11 @@ class MatchStore:
         if outcome == "conflict":
             now = self._tick(answer[3], answer[4])
             fresh = None if answer[2] is None else self._decode(answer[2], now)
-            if fresh is not None:
-                self.freshness.mark(fresh.match.id, fresh.match.version, ticket)
             raise Stale(fresh)
         # "ok" or "done" (this very commit ran before, its answer lost)
         if replicated == 0:
             raise OutcomeUnknown("the move is on the master but no replica acknowledged it in time")
         self._decoded.put(change.match, change.seats)
-        self.freshness.mark(change.match.id, change.match.version, ticket)
         return None
 
     def ttl_of(self, match: Match) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -110,6 +110,12 @@ class Topology:
         what changes there (:mod:`service.store.tracking`); ``None`` when no node does."""
         return None
 
+    def tracked_pool(self, on_connect: Callable[[Any], None]) -> redis.ConnectionPool | None:
+        """A pool of connections to that node whose reads Redis tracks: ``on_connect(conn)``
+        sets each new one up (:mod:`service.store.tracking`); ``None`` when no node holds
+        every match."""
+        return None
+
     def ping(self) -> None:
         """Raise unless Redis answers."""
         self.client.ping()
@@ -189,6 +195,15 @@ class SingleTopology(Topology):
     def tracking_client(self) -> redis.Redis | None:
         return self.dedicated(
             "", read_timeout=self.settings.redis_socket_timeout, name="referee-tracking"
+        )
+
+    def tracked_pool(self, on_connect: Callable[[Any], None]) -> redis.ConnectionPool | None:
+        return redis.BlockingConnectionPool.from_url(
+            self.settings.redis_url,
+            max_connections=self.settings.redis_max_connections,
+            timeout=self.settings.redis_pool_timeout,
+            redis_connect_func=on_connect,
+            **self._options(),
         )
 
     def _pooled(self, connections: int, socket_timeout: float | None = None) -> redis.Redis:

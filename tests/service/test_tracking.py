@@ -64,6 +64,27 @@ def view_until_trusted(referee: Referee, match_id: str, token: str, client: redi
     raise AssertionError("every view read Redis")
 
 
+def seen_soon(referee: Referee, match_id: str, token: str, version: int) -> None:
+    """Views show ``version`` within the time Redis's message takes to arrive: it is sent as
+    the change runs and written out in the same pass as the change's answer, in either
+    order, so a view at once may come just before it (generously: 0.5 s)."""
+    deadline = time.monotonic() + 0.5
+    while True:
+        match, _, _ = referee.view(match_id, token)
+        if match.version == version:
+            return
+        assert match.version < version
+        assert time.monotonic() < deadline, f"still version {match.version}, not {version}"
+
+
+def gone_soon(referee: Referee, match_id: str, token: str) -> None:
+    """Views say the match is gone within the time Redis's message takes (see seen_soon)."""
+    deadline = time.monotonic() + 0.5
+    with pytest.raises(MatchNotFound):
+        while time.monotonic() < deadline:
+            referee.view(match_id, token)
+
+
 def test_a_view_of_an_unchanged_match_asks_redis_nothing(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
@@ -86,9 +107,7 @@ def test_a_change_by_another_worker_is_seen_by_the_next_view(
     tokens = [ann, bo]
     for turn in range(8):
         moved = writer.draw(match_id, tokens[turn % 2])
-        # at once: no sleep between the other worker's answer and this view
-        match, _, _ = reader.view(match_id, ann)
-        assert match.version == moved.version
+        seen_soon(reader, match_id, ann, moved.version)  # without it, never
         view_until_trusted(reader, match_id, ann, redis_client)
 
 
@@ -112,8 +131,7 @@ def test_a_write_outside_the_referee_is_seen_too(
     match_id, (ann, _) = set_up(referee)
     view_until_trusted(referee, match_id, ann, redis_client)
     redis_client.delete(Keys(match_id).state)
-    with pytest.raises(MatchNotFound):
-        referee.view(match_id, ann)
+    gone_soon(referee, match_id, ann)
 
 
 def test_a_flush_forgets_every_match(settings: Settings, redis_client: redis.Redis) -> None:
@@ -121,23 +139,18 @@ def test_a_flush_forgets_every_match(settings: Settings, redis_client: redis.Red
     match_id, (ann, _) = set_up(referee)
     view_until_trusted(referee, match_id, ann, redis_client)
     redis_client.flushall()
-    # Redis sends the flush's message as it flushes, and the answer to FLUSHALL may overtake
-    # it: the view may miss the flush only by that time (see the module)
-    deadline = time.monotonic() + 1
-    with pytest.raises(MatchNotFound):
-        while time.monotonic() < deadline:
-            referee.view(match_id, ann)
+    gone_soon(referee, match_id, ann)
 
 
 def test_after_the_connection_is_lost_views_read_redis_until_it_is_back(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     reader, writer = worker(settings), worker(settings)
-    match_id, (ann, _) = set_up(writer)
+    match_id, (ann, bo) = set_up(writer)
     view_until_trusted(reader, match_id, ann, redis_client)
     assert redis_client.client_kill_filter(_type="pubsub") >= 1  # every worker's
     moved = writer.draw(match_id, ann)  # Redis cannot tell the reader now
-    match, _, _ = reader.view(match_id, ann)
+    match, _, _ = reader.view(match_id, ann)  # so it asks Redis
     assert match.version == moved.version
     # a new connection, after a second, and views are trusted again
     deadline = time.monotonic() + 4
@@ -147,6 +160,9 @@ def test_after_the_connection_is_lost_views_read_redis_until_it_is_back(
             break
         except AssertionError:
             assert time.monotonic() < deadline, "the connection did not come back"
+    # and Redis tells the new connection: the reads are tracked for it now
+    moved = writer.draw(match_id, bo)
+    seen_soon(reader, match_id, ann, moved.version)
 
 
 def test_a_read_under_way_when_its_key_changes_is_not_trusted(
@@ -246,3 +262,20 @@ def test_a_redis_that_refuses_tracking_turns_it_off_for_good(
         assert len(refusals) == 1
     finally:
         redis_client.acl_deluser("no-tracking")
+
+
+def test_only_what_a_worker_has_viewed_is_tracked(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    """A write costs Redis no message unless a worker has viewed the match since it last
+    changed: Redis tracks the keys read on tracked connections, not every match key."""
+    writer, reader = worker(settings), worker(settings)
+    match_id, (ann, bo) = set_up(writer)
+    writer.draw(match_id, ann)
+    writer.view(match_id, ann)  # settles nothing, and this worker's first view loads
+    assert redis_client.info("stats")["tracking_total_keys"] == 0
+    view_until_trusted(reader, match_id, ann, redis_client)
+    assert redis_client.info("stats")["tracking_total_keys"] == 1  # the state, read tracked
+    writer.draw(match_id, bo)  # Redis tells the reader, once, and forgets the key
+    reader.view(match_id, ann)  # takes the message in, and reads again (tracked again)
+    assert redis_client.info("stats")["tracking_total_keys"] == 1
