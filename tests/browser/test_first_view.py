@@ -58,9 +58,12 @@ def test_the_first_view_is_tried_again_until_the_referee_answers(
     problem = page.locator("#problem")
     expect(problem).to_contain_text("the match store is not answering")
     expect(problem).to_contain_text("Trying again in 1 second.")
+    # no move can be made on a match the page does not have: no Play, Draw or Hint to press
+    expect(page.locator("#actions")).to_be_hidden()
     expect(problem).to_contain_text("Trying again in 2 seconds.")  # the failed request
     Table(page).wait_for_my_turn()  # the third request: the match, with no reload
     expect(problem).to_be_hidden()
+    expect(page.locator("#draw-button")).to_be_enabled()
     assert sorted(Table(page).rack_codes()) == ["B5", "R1", "R2"]
     # waited 1 s after the 503, then 2 s after the failed request
     assert asked[1] - asked[0] >= 0.9 and asked[2] - asked[1] >= 1.9, asked
