@@ -591,6 +591,10 @@ class Referee:
                     raise StaleVersion(loaded.match.version)
                 now = _game_now(loaded)
                 settled = self._advance(loaded.match, now, False)
+                if if_match is not None and settled.events:
+                    # time moved the match on (a turn timed out, bots played): the version
+                    # the client decided on is no longer the match's, whatever is stored
+                    raise StaleVersion(settled.match.version)
                 transition = settled.then(
                     lambda m, now=now, seat=seat: self._apply(action, m, seat, now)  # type: ignore[misc]
                 )

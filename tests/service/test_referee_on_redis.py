@@ -318,3 +318,17 @@ def test_following_yields_events_as_they_are_committed_and_ends_with_the_match(
     batch = next(following)
     assert [(e.version, e.type.value) for e in batch] == [(created.version + 1, "drew")]
     following.close()
+
+
+def test_a_move_whose_turn_ran_out_after_its_if_match_is_refused_and_the_time_stands(
+    referee: Referee,
+) -> None:
+    match_id, (_, bo) = set_up(referee, turn_seconds=1)
+    seen, _, _ = referee.view(match_id, bo)  # Ann's turn: Bo decides on this version
+    assert seen.current_seat == 0
+    time.sleep(1.2)  # Ann's turn runs out (nothing stored yet): a penalty, then Bo's turn
+    with pytest.raises(StaleVersion):  # not Bo's draw on a turn he never saw
+        referee.draw(match_id, bo, if_match=seen.version)
+    match, _, _ = referee.view(match_id, bo)
+    assert match.version > seen.version and match.current_seat == 1  # the timeout stands
+    assert referee.draw(match_id, bo, if_match=match.version).version == match.version + 1
