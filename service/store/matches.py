@@ -204,8 +204,9 @@ class MatchStore:
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self._decoded = DecodedCache(cache_size)
-        self.freshness = Freshness(topology.tracking_client, topology.tracked_pool)
-        self.freshness.enabled = self.settings.redis_tracking
+        self.freshness = Freshness(
+            topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
+        )
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
 
     @classmethod

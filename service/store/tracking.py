@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Ticket:
-    """Taken before a read or commit is sent: which connection, and how many keys had come."""
+    """Taken before a read is sent: which connection, and how many keys had come."""
 
     connection: int
     seen: int
@@ -98,6 +98,7 @@ class Freshness:
         connect: Any,
         tracked_pool: Any = None,
         *,
+        enabled: bool = True,
         trust: float = TRUST_SECONDS,
         ping: float = PING_SECONDS,
         pong: float = PONG_SECONDS,
@@ -116,13 +117,12 @@ class Freshness:
         self._opening = False
         self._failing = False  # the last attempt to connect failed
         self._pings: deque[float] = deque()  # when each unanswered PING was sent
-        self._pinged = 0.0
         self._heard = float("-inf")  # when the last answered PING was sent
         self._seen = 0  # keys that came on this connection
         self._floor = 0  # a ticket from before this may not mark (forgotten changes)
         self._changed: dict[str, int] = {}  # match id -> _seen when it last came
         self._known: dict[str, int] = {}  # match id -> version Redis holds
-        self.enabled = True
+        self.enabled = enabled
 
     # -- asked by the store ------------------------------------------------------------------
 
@@ -135,7 +135,8 @@ class Freshness:
             if not self._read():
                 return False
             now = time.monotonic()
-            if now - self._pinged >= self.ping:
+            # the last PING sent: the newest unanswered, or else the last answered
+            if now - (self._pings[-1] if self._pings else self._heard) >= self.ping:
                 self._send_ping(now)
             if now - self._heard >= self.trust:
                 return False
@@ -258,7 +259,6 @@ class Freshness:
             log.warning("the invalidation connection was lost: %s", error)
             self._drop()
             return
-        self._pinged = now
         self._pings.append(now)
 
     def _open_soon(self) -> None:
@@ -282,9 +282,7 @@ class Freshness:
             own_id: Any = client.client_id()
             client.execute_command("SUBSCRIBE", CHANNEL)
         except ResponseError as error:
-            # Redis refused (before 6.0, or an ACL without CLIENT or SUBSCRIBE): for good
-            log.warning("views read Redis each time: no client tracking here (%s)", error)
-            self.enabled = False
+            self._refused(error)  # an ACL without CLIENT or SUBSCRIBE
             _close(client)
             client = None
         except (RedisError, OSError) as error:
@@ -328,11 +326,14 @@ class Freshness:
                 )
                 connection.read_response()
             except ResponseError as error:
-                # Redis refused (before 6.0, or an ACL without CLIENT): for good
-                log.warning("views read Redis each time: no client tracking here (%s)", error)
-                self.enabled = False
+                self._refused(error)  # before Redis 6.0, or an ACL without CLIENT
                 return
             connection.tracked_by = self._connection
+
+    def _refused(self, error: ResponseError) -> None:
+        """Redis refused what tracking needs: views read Redis each time, for good."""
+        log.warning("views read Redis each time: no client tracking here (%s)", error)
+        self.enabled = False
 
     def _drop(self) -> None:
         client, self._client = self._client, None
