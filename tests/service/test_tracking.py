@@ -64,6 +64,15 @@ def view_until_trusted(referee: Referee, match_id: str, token: str, client: redi
     raise AssertionError("every view read Redis")
 
 
+def set_up_viewed(
+    reader: Referee, client: redis.Redis, writer: Referee | None = None
+) -> tuple[str, tuple[str, ...], int]:
+    """A match set up by ``writer`` (the reader itself by default) that ``reader`` has viewed
+    until it trusts its copy: the id, the seats' tokens and the version seen."""
+    match_id, tokens = set_up(writer or reader)
+    return match_id, tokens, view_until_trusted(reader, match_id, tokens[0], client)
+
+
 def seen_soon(referee: Referee, match_id: str, token: str, version: int) -> None:
     """Views show ``version`` within the time Redis's message takes to arrive: it is sent as
     the change runs and written out in the same pass as the change's answer, in either
@@ -89,8 +98,7 @@ def test_a_view_of_an_unchanged_match_asks_redis_nothing(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     referee = worker(settings)
-    match_id, (ann, bo) = set_up(referee)
-    version = view_until_trusted(referee, match_id, ann, redis_client)
+    match_id, (ann, bo), version = set_up_viewed(referee, redis_client)
     before = reads(redis_client)
     for token in (ann, bo, ann):
         match, _, _ = referee.view(match_id, token)
@@ -102,8 +110,7 @@ def test_a_change_by_another_worker_is_seen_by_the_next_view(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     reader, writer = worker(settings), worker(settings)
-    match_id, (ann, bo) = set_up(writer)
-    view_until_trusted(reader, match_id, ann, redis_client)
+    match_id, (ann, bo), _ = set_up_viewed(reader, redis_client, writer)
     tokens = [ann, bo]
     for turn in range(8):
         moved = writer.draw(match_id, tokens[turn % 2])
@@ -115,8 +122,7 @@ def test_a_worker_trusts_its_own_commit_only_until_redis_names_the_key(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     referee = worker(settings)
-    match_id, (ann, _) = set_up(referee)
-    view_until_trusted(referee, match_id, ann, redis_client)
+    match_id, (ann, _), _ = set_up_viewed(referee, redis_client)
     moved = referee.draw(match_id, ann)
     match, _, _ = referee.view(match_id, ann)
     assert match.version == moved.version
@@ -128,16 +134,14 @@ def test_a_write_outside_the_referee_is_seen_too(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     referee = worker(settings)
-    match_id, (ann, _) = set_up(referee)
-    view_until_trusted(referee, match_id, ann, redis_client)
+    match_id, (ann, _), _ = set_up_viewed(referee, redis_client)
     redis_client.delete(Keys(match_id).state)
     gone_soon(referee, match_id, ann)
 
 
 def test_a_flush_forgets_every_match(settings: Settings, redis_client: redis.Redis) -> None:
     referee = worker(settings)
-    match_id, (ann, _) = set_up(referee)
-    view_until_trusted(referee, match_id, ann, redis_client)
+    match_id, (ann, _), _ = set_up_viewed(referee, redis_client)
     redis_client.flushall()
     gone_soon(referee, match_id, ann)
 
@@ -146,8 +150,7 @@ def test_after_the_connection_is_lost_views_read_redis_until_it_is_back(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     reader, writer = worker(settings), worker(settings)
-    match_id, (ann, bo) = set_up(writer)
-    view_until_trusted(reader, match_id, ann, redis_client)
+    match_id, (ann, bo), _ = set_up_viewed(reader, redis_client, writer)
     assert redis_client.client_kill_filter(_type="pubsub") >= 1  # every worker's
     moved = writer.draw(match_id, ann)  # Redis cannot tell the reader now
     match, _, _ = reader.view(match_id, ann)  # so it asks Redis
@@ -169,8 +172,7 @@ def test_a_read_under_way_when_its_key_changes_is_not_trusted(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
     reader, writer = worker(settings), worker(settings)
-    match_id, (ann, _) = set_up(writer)
-    version = view_until_trusted(reader, match_id, ann, redis_client)
+    match_id, (ann, _), version = set_up_viewed(reader, redis_client, writer)
     freshness = reader.store.freshness
     ticket = freshness.ticket()  # a read is sent now ...
     writer.draw(match_id, ann)  # ... and another worker commits before its answer is marked
