@@ -7,6 +7,7 @@ import json
 
 from flask import request
 
+from service.api.connections import request_body
 from service.api.errors import BadRequest
 from service.referee import Idempotency
 
@@ -61,7 +62,7 @@ def idempotency() -> Idempotency | None:
         )
     digest = hashlib.sha256()
     digest.update(f"{request.method} {request.path}\n".encode())
-    digest.update(_canonical(request.get_data(cache=True)))
+    digest.update(_canonical(request_body()))
     return Idempotency(key, digest.hexdigest())
 
 

@@ -24,7 +24,7 @@ import socket
 import threading
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any
 
 from flask import Response, current_app, request
@@ -161,14 +161,28 @@ class StreamBody(Iterable[str]):
             self._ticket.close()
 
 
+WHOLE_BODY = "referee.body"  # the environ key of the body WholeBody read (see request_body)
+
+
+def request_body() -> bytes:
+    """The request's body: the bytes :class:`WholeBody` read, else read now by Flask (which
+    answers 413 past ``MAX_CONTENT_LENGTH``)."""
+    body = request.environ.get(WHOLE_BODY)
+    if isinstance(body, bytes):
+        return body
+    return request.get_data(cache=True)
+
+
 class WholeBody:
     """WSGI middleware: a request's body must arrive whole within ``seconds``.
 
     gunicorn drops a request whose head does not arrive within ``REQUEST_HEAD_TIMEOUT``; this
     does the same for its body (``REQUEST_BODY_TIMEOUT``): the body is read here, at most
-    ``max_bytes`` (the app refuses more with 413), before the app runs. A body that is still
-    arriving when the time is up is not answered: the connection is closed, as for a late
-    head. Only on an event loop, where a slow body holds a greenlet meanwhile, not a thread.
+    ``max_bytes`` (the app refuses more with 413), before the app runs, and kept in the
+    environ for :func:`request_body` (Flask's own reading of it costs more than parsing it).
+    A body that is still arriving when the time is up is not answered: the connection is
+    closed, as for a late head: only on an event loop, where a slow body holds a greenlet
+    meanwhile, not a thread, and only when ``seconds`` is not 0.
     """
 
     def __init__(self, app: WSGIApplication, *, seconds: float, max_bytes: int) -> None:
@@ -178,9 +192,9 @@ class WholeBody:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         wanted = self._wanted(environ)
-        if wanted > 0 and self.seconds > 0:
+        if wanted > 0:
             try:
-                with deadline(self.seconds):
+                with deadline(self.seconds) if self.seconds > 0 else nullcontext():
                     body = environ["wsgi.input"].read(wanted)
             except TimeoutError:
                 log.info("request body did not arrive within %s s: closing", self.seconds)
@@ -190,7 +204,14 @@ class WholeBody:
                         connection.shutdown(socket.SHUT_RDWR)
                 start_response("408 Request Timeout", [("Content-Length", "0")])
                 return []
+            # The app sees the body with its length, chunked or not: past the limit (the
+            # first max_bytes + 1 bytes of a chunked body) Flask answers 413, where it would
+            # read a chunked body up to the limit and silently stop.
             environ["wsgi.input"] = io.BytesIO(body)
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+            environ["CONTENT_LENGTH"] = str(len(body))
+            if len(body) <= self.max_bytes:
+                environ[WHOLE_BODY] = body
         return self.app(environ, start_response)
 
     def _wanted(self, environ: WSGIEnvironment) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from flask import request
 from marshmallow import EXCLUDE, Schema, ValidationError
 
+from service.api.connections import request_body
 from service.api.errors import BadRequest
 
 __all__ = ["field_errors", "load_body", "load_query"]
@@ -22,7 +23,7 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
     loads the common well-formed body as ``schema`` would, faster, or answers ``None`` to leave
     it to ``schema`` (which then also names what is wrong).
     """
-    raw = request.get_data(cache=True)
+    raw = request_body()
     if not raw:  # no body; whitespace alone is not JSON (a 400 like any malformed body)
         data: Any = {}
     else:

@@ -1,6 +1,10 @@
 """POST /v1/meld-check: the initial meld checker the seed asks for."""
 
+import io
+from typing import Any
+
 import pytest
+from werkzeug.test import Client, TestResponse
 
 
 def check(client, sets, **rules):
@@ -103,3 +107,30 @@ def test_a_body_over_the_limit_is_a_413_problem(client) -> None:
     response = client.post("/v1/meld-check", data=body, content_type="application/json")
     assert response.status_code == 413
     assert response.content_type == "application/problem+json"
+
+
+@pytest.mark.parametrize("sets", [1, 5000], ids=["within", "over"])
+def test_a_chunked_body_is_read_as_one_with_a_length_and_over_the_limit_is_a_413(
+    client, sets: int
+) -> None:
+    # As a server that decodes chunks gives it (gunicorn): no Content-Length, the stream ends
+    # with the body. Before, werkzeug read it up to the limit and stopped: a 400, "not JSON".
+    body = ('{"sets": [' + ",".join(['["R1","R2","R3"]'] * sets) + "]}").encode()
+
+    def chunked(environ: dict[str, Any], start_response: Any) -> Any:
+        environ.pop("CONTENT_LENGTH", None)
+        environ["HTTP_TRANSFER_ENCODING"] = "chunked"
+        environ["wsgi.input_terminated"] = True
+        return client.application(environ, start_response)
+
+    response = Client(chunked, TestResponse).post(
+        "/v1/meld-check", input_stream=io.BytesIO(body), content_type="application/json"
+    )
+    if sets == 1:
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert response.get_json() == client.post(
+            "/v1/meld-check", data=body, content_type="application/json"
+        ).get_json()
+    else:
+        assert response.status_code == 413
+        assert response.content_type == "application/problem+json"
