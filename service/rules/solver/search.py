@@ -4,9 +4,10 @@ After number ``v`` a *state* holds each colour's open runs, the jokers placed so
 and, before the initial meld, the meld value so far, packed into one integer with its
 score (:mod:`service.rules.solver.packing`). At each number every state moves on by
 every group choice and every option of each colour
-(:mod:`service.rules.solver.options`); each new state keeps its best score and where
-it came from, and a state that another beats in every colour is dropped. The best
-closable state after 13 gives the answer.
+(:mod:`service.rules.solver.options`); each new state keeps its best score, and a
+state that another beats in every colour is dropped. The best closable state after 13
+gives the answer; where each state of its play came from is worked out afterwards, from
+the layers kept, by trying again only the moves that lead to it (:meth:`_Search.link`).
 
 In essential mode (see :mod:`service.rules.solver.runs`) jokers are laid only
 where a set needs them, and every joker left over counts as placed: the caller
@@ -43,6 +44,7 @@ from service.rules.solver.options import (
     MIRROR_FLAG,
     Choices,
     ColourOptions,
+    Kit,
     Option,
     Step,
 )
@@ -83,6 +85,11 @@ __all__ = [
 ]
 
 CHECK_EVERY: Final = 64
+# how a search moved past a number (see _Search.advance), for _Search.link
+SKIPPED: Final = 0
+PLAIN: Final = 1
+SPARE: Final = 2
+GENERAL: Final = 3
 NO_BOUND: Final = 1 << 40  # above any score
 
 
@@ -109,7 +116,8 @@ class Plan:
     score: int
 
 
-# How a state was reached: the state before, the group choice, then each colour's option.
+# How a state was reached: the state before, the group choice, then each colour's option
+# (worked out for the states of the best play only: see _Search.link).
 Link = tuple[int, int, Option, Option, Option, Option]
 
 
@@ -134,10 +142,10 @@ def best_plan(
         jokers = min(jokers, joker_limit)
     search = _Search(position, essential, deadline, floor, jokers, future)
     layer: dict[int, int] = {0: 0}
-    parents: list[dict[int, Link]] = []
+    layers = [layer]
     for number in range(1, MAX_NUMBER + 1):
-        layer, links = search.advance(number, layer)
-        parents.append(links)
+        layer = search.advance(number, layer)
+        layers.append(layer)
         if not layer:
             return None
     found = search.best_final(layer)
@@ -145,7 +153,7 @@ def best_plan(
         return None
     best, score = found
     spare = position.jokers - ((best >> JOKER_SHIFT) & JOKER_MASK) if essential else 0
-    return Plan(search.unwind(best, parents), spare, score)
+    return Plan(search.unwind(best, layers), spare, score)
 
 
 def future_bounds(
@@ -180,7 +188,7 @@ def future_bounds(
         row[MAX_NUMBER] = 0
     layer: dict[int, int] = {0: 0}
     for number in range(1, MAX_NUMBER + 1):
-        layer, _ = search.advance(number, layer)
+        layer = search.advance(number, layer)
         best = [UNREACHABLE] * (jokers + 1)  # by jokers laid
         for key, value in layer.items():
             placed = (key >> JOKER_SHIFT) & JOKER_MASK
@@ -233,6 +241,10 @@ class _Search:
             | (MIRROR_FLAG if upside_down else 0)
         )
         self.choices: list[tuple[GroupChoice, ...]] = []
+        # for each number passed: its kit, how it was passed and the needs it held states to
+        self.kits: list[Kit] = []
+        self.kinds: list[int] = []
+        self.needs: list[list[int]] = []
         # numbers with no tile, no group to complete and no locked run: runs can only end
         locked = bool(position.locked_runs)
         self.quiet = [
@@ -279,37 +291,49 @@ class _Search:
                 self._check_time()
             yield item
 
-    def advance(self, number: int, layer: dict[int, int]) -> tuple[dict[int, int], dict[int, Link]]:
-        """Move every state of ``layer`` past ``number``; return the new layer and its links."""
+    def advance(self, number: int, layer: dict[int, int]) -> dict[int, int]:
+        """Move every state of ``layer`` past ``number``; return the new layer.
+
+        It keeps no links to the states each came from: :meth:`unwind` works out the few
+        it needs from the layers afterwards (keeping a link for every state made, most of
+        them dropped or in searches that find nothing, cost a fifth of the search).
+        """
         self._check_time()
         position = self.position
         jokers = self.jokers
         kit = self.cache.kit(position, number, jokers, self.flags)
         table = kit[0]
         self.choices.append(table.choices)
-        if jokers == 0 and self.quiet[number]:
-            return self._skip(number, layer)
-        options = kit[1]
+        self.kits.append(kit)
         # a state must still be able to reach the floor, all its jokers placed
         need = (self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
+        if jokers == 0 and self.quiet[number]:
+            self.kinds.append(SKIPPED)
+            self.needs.append([need])
+            return self._skip(number, layer)
+        options = kit[1]
         if jokers == 0 and self.meld is None:
-            new, links = self._advance_plain(layer, options, table, need)
-            return (
-                undominated_plain(new, self.run_states) if len(new) > SMALL_LAYER else new
-            ), links
+            self.kinds.append(PLAIN)
+            self.needs.append([need])
+            new = self._advance_plain(layer, options, table, need)
+            return undominated_plain(new, self.run_states) if len(new) > SMALL_LAYER else new
         if self.essential and self.meld is None:
             floor = self.floor - position.rack_jokers * JOKER_WEIGHT
             needs = [(floor - after[number]) << SCALE for after in self.after_jokers]
-            new, links = self._advance_spare(layer, options, table, needs)
+            self.kinds.append(SPARE)
+            self.needs.append(needs)
+            new = self._advance_spare(layer, options, table, needs)
         else:
-            new, links = self._advance_jokers(number, layer, options, table, need)
+            self.kinds.append(GENERAL)
+            self.needs.append([need])
+            new = self._advance_jokers(number, layer, options, table, need)
         if len(new) <= SMALL_LAYER:
-            return new, links
+            return new
         if self.essential and self.meld is None:
-            return undominated_spare(new, self.run_states, jokers), links
+            return undominated_spare(new, self.run_states, jokers)
         # with no table joker to place, a state that placed fewer jokers can do more
         spare = self.essential or not position.table_jokers
-        return undominated(new, self.run_states, spare_jokers=spare, max_jokers=jokers), links
+        return undominated(new, self.run_states, spare_jokers=spare, max_jokers=jokers)
 
     def _advance_plain(
         self,
@@ -317,10 +341,9 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
-    ) -> tuple[dict[int, int], dict[int, Link]]:
+    ) -> dict[int, int]:
         """The loop of :meth:`advance` with no joker to lay and no meld to count."""
         new: dict[int, int] = {}
-        links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
         for key, score in self._states_of(layer):
             e0 = options0.entry(key & MASK_0)
@@ -330,7 +353,7 @@ class _Search:
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             score &= NO_STRENGTH
-            for index, r0, r1, r2, r3, _ in table.allowed(e0[1] | e1[1] | e2[1] | e3[1]):
+            for _index, r0, r1, r2, r3, _ in table.allowed(e0[1] | e1[1] | e2[1] | e3[1]):
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
                 if score + top0[r0] + t1 + t23 < need:
@@ -357,8 +380,7 @@ class _Search:
                                 new_key = abc | d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    links[new_key] = (key, index, a, b, c, d)
-        return new, links
+        return new
 
     def _advance_spare(
         self,
@@ -366,7 +388,7 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         needs: Sequence[int],
-    ) -> tuple[dict[int, int], dict[int, Link]]:
+    ) -> dict[int, int]:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
         Jokers weigh nothing until the end here, and the jokers placed top the key. A
@@ -379,7 +401,6 @@ class _Search:
         """
         jokers = self.jokers
         new: dict[int, int] = {}
-        links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
         rooms = [
             tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
@@ -395,7 +416,7 @@ class _Search:
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             left_over = jokers - placed_jokers
             allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
-            for index, r0, r1, r2, r3, group_jokers in allowed:
+            for _index, r0, r1, r2, r3, group_jokers in allowed:
                 t1, t2, t3 = top1[r1], top2[r2], top3[r3]
                 t23 = t2 + t3
                 left = left_over - group_jokers
@@ -438,8 +459,7 @@ class _Search:
                                 new_key = kabc + d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    links[new_key] = (key, index, a, b, c, d)
-        return new, links
+        return new
 
     def _advance_jokers(
         self,
@@ -448,7 +468,7 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
-    ) -> tuple[dict[int, int], dict[int, Link]]:
+    ) -> dict[int, int]:
         """The loop of :meth:`advance` in general: jokers to lay, or a meld to count."""
         position = self.position
         jokers = self.jokers
@@ -460,7 +480,6 @@ class _Search:
         joker_reach = MAX_NUMBER if position.jokers_count_in_meld else 0
         joker_weight = self.joker_weight << SCALE
         new: dict[int, int] = {}
-        links: dict[int, Link] = {}
         options0, options1, options2, options3 = options
         for key, score in self._states_of(layer):
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
@@ -475,7 +494,7 @@ class _Search:
             net = score - placed_jokers * joker_weight  # what the real tiles placed gained
             left_over = jokers - placed_jokers
             allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
-            for index, r0, r1, r2, r3, group_jokers in allowed:
+            for _index, r0, r1, r2, r3, group_jokers in allowed:
                 if net + top0[r0] + top1[r1] + top2[r2] + top3[r3] < need:
                     continue
                 left = left_over - group_jokers
@@ -517,30 +536,31 @@ class _Search:
                                     new_key |= min(total, meld) << MELD_SHIFT
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    links[new_key] = (key, index, a, b, c, d)
-        return new, links
+        return new
 
-    def _skip(self, number: int, layer: dict[int, int]) -> tuple[dict[int, int], dict[int, Link]]:
+    def _skip(self, number: int, layer: dict[int, int]) -> dict[int, int]:
         """Pass a number with no tiles and no jokers to lay: every open run ends here."""
         new: dict[int, int] = {}
-        links: dict[int, Link] = {}
-        need = (self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
-        meld, meld_reach = self.meld, self.meld_above[number]  # no joker is left to lay here
-        all_states, ending = self.run_states.states, self.cache.ending
-        for key, value in layer.items():
-            ids = colour_ids(key)
-            states = [all_states[state_id] for state_id in ids]
-            if value < need or not all(is_closable(state) for state in states):
-                continue
-            if meld is not None and ((key >> MELD_SHIFT) & MELD_MASK) + meld_reach < meld:
-                continue
+        for key, value in self._closing(number, layer):
             new_key = key & ~ALL_STATES
             value &= NO_STRENGTH  # no run is open
             if new.get(new_key, -1) < value:
                 new[new_key] = value
-                ends = [ending(state_id) for state_id in ids]
-                links[new_key] = (key, 0, ends[0], ends[1], ends[2], ends[3])
-        return new, links
+        return new
+
+    def _closing(self, number: int, layer: dict[int, int]) -> Iterator[tuple[int, int]]:
+        """The states of ``layer`` that :meth:`_skip` moves on, in order."""
+        need = (self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
+        meld, meld_reach = self.meld, self.meld_above[number]  # no joker is left to lay here
+        all_states = self.run_states.states
+        for key, value in layer.items():
+            if value < need:
+                continue
+            if not all(is_closable(all_states[state_id]) for state_id in colour_ids(key)):
+                continue
+            if meld is not None and ((key >> MELD_SHIFT) & MELD_MASK) + meld_reach < meld:
+                continue
+            yield key, value
 
     def best_final(self, layer: dict[int, int]) -> tuple[int, int] | None:
         """The key and score of the best state that closes every run and places enough."""
@@ -563,11 +583,12 @@ class _Search:
                 best_key, best_score = key, net
         return None if best_key is None else (best_key, best_score)
 
-    def unwind(self, key: int, parents: list[dict[int, Link]]) -> tuple[Layer, ...]:
-        """Follow the links back from ``key`` and return the layers in order."""
+    def unwind(self, key: int, states: list[dict[int, int]]) -> tuple[Layer, ...]:
+        """Follow the links back from ``key`` through the layers of states after each number
+        (``states[0]`` the one before 1) and return the play's layers in order."""
         layers: list[Layer] = []
         for number in range(MAX_NUMBER, 0, -1):
-            link = parents[number - 1][key]
+            link = self.link(number, states[number - 1], key, states[number][key])
             previous, index, options = link[0], link[1], link[2:]
             reals, group_jokers = self.choices[number - 1][index]
             steps = tuple(self.cache.steps.steps[option[4]] for option in options)
@@ -575,3 +596,90 @@ class _Search:
             key = previous
         layers.reverse()
         return tuple(layers)
+
+    def link(self, number: int, layer: dict[int, int], target: int, value: int) -> Link:
+        """How :meth:`advance` reached state ``target`` with ``value`` at ``number`` from
+        ``layer``: the first state, group choice and options, in the order it tried them,
+        that gave that value (what it would have kept had it kept links). Only the options
+        that leave each colour's runs as ``target`` has them are tried again."""
+        kind = self.kinds[number - 1]
+        if kind == SKIPPED:
+            ending = self.cache.ending
+            for key, found in self._closing(number, layer):
+                if key & ~ALL_STATES == target and found & NO_STRENGTH == value:
+                    ids = colour_ids(key)
+                    ends = [ending(state_id) for state_id in ids]
+                    return (key, 0, ends[0], ends[1], ends[2], ends[3])
+            raise AssertionError("no state leads to the one unwound")
+        table, options = self.kits[number - 1]
+        needs = self.needs[number - 1]
+        need = needs[0]
+        jokers = self.jokers
+        meld = self.meld
+        position = self.position
+        joker_meld = number if position.jokers_count_in_meld else 0
+        meld_reach = self.meld_above[number]
+        joker_reach = MAX_NUMBER if position.jokers_count_in_meld else 0
+        joker_weight = self.joker_weight << SCALE if kind == GENERAL else 0
+        options0, options1, options2, options3 = options
+        bits0, bits1 = target & MASK_0, target & MASK_1
+        bits2, bits3 = target & MASK_2, target & MASK_3
+        target_jokers = (target >> JOKER_SHIFT) & JOKER_MASK
+        # what the options must gain at least, their jokers' weight taken off (see _tops)
+        gain = value - target_jokers * joker_weight
+        for key, score in layer.items():
+            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            if placed_jokers > target_jokers:
+                continue
+            meld_value = (key >> MELD_SHIFT) & MELD_MASK
+            score &= NO_STRENGTH
+            e0 = options0.entry(key & MASK_0)
+            e1 = options1.entry(key & MASK_1)
+            e2 = options2.entry(key & MASK_2)
+            e3 = options3.entry(key & MASK_3)
+            top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
+            net = score - placed_jokers * joker_weight
+            left_over = jokers - placed_jokers
+            allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
+            for index, r0, r1, r2, r3, group_jokers in allowed:
+                if net + top0[r0] + top1[r1] + top2[r2] + top3[r3] < gain:
+                    continue
+                left = left_over - group_jokers
+                first = [a for a in e0[0][r0] if a[0] & MASK_0 == bits0]
+                second = [b for b in e1[0][r1] if b[0] & MASK_1 == bits1]
+                third = [c for c in e2[0][r2] if c[0] & MASK_2 == bits2]
+                fourth = [d for d in e3[0][r3] if d[0] & MASK_3 == bits3]
+                base_jokers = placed_jokers + group_jokers
+                base = score + group_jokers * joker_weight
+                base_meld = 0
+                if meld is not None:
+                    base_meld = meld_value + (r0 + r1 + r2 + r3) * number
+                    base_meld += group_jokers * joker_meld
+                for a in first:
+                    for b in second:
+                        for c in third:
+                            for d in fourth:
+                                laid = a[2] + b[2] + c[2] + d[2]
+                                if laid > left:
+                                    continue
+                                new_score = base + a[1] + b[1] + c[1] + d[1]
+                                new_key = (base_jokers << JOKER_SHIFT) + a[0] + b[0] + c[0] + d[0]
+                                if kind == PLAIN:
+                                    if new_score < need:
+                                        continue
+                                elif kind == SPARE:
+                                    if new_score < needs[left - laid]:
+                                        continue
+                                else:
+                                    placed = base_jokers + laid
+                                    if new_score - placed * joker_weight < need:
+                                        continue
+                                    if meld is not None:
+                                        total = base_meld + a[3] + b[3] + c[3] + d[3]
+                                        reach = meld_reach + (jokers - placed) * joker_reach
+                                        if total + reach < meld:
+                                            continue
+                                        new_key |= min(total, meld) << MELD_SHIFT
+                                if new_key == target and new_score == value:
+                                    return (key, index, a, b, c, d)
+        raise AssertionError("no state leads to the one unwound")
