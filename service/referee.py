@@ -169,9 +169,15 @@ class Moved:
     codes the mover drew; ``replayed`` when it is the kept first answer to its key."""
 
     version: int
-    view: dict[str, Any]
+    render: Callable[[], dict[str, Any]]  # the view, made only when asked for (see ``view``)
     drawn: tuple[str, ...] = ()
     replayed: bool = False
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """The match as the mover sees it (an answer with ``Prefer: return=minimal`` never
+        asks, and the view is not made)."""
+        return self.render()
 
 
 @dataclass(frozen=True)
@@ -626,10 +632,10 @@ class Referee:
             if replayed is not None:
                 return self._replay(replayed, idempotency)
             if receipt is not None:
-                return Moved(receipt[2].version, receipt[2].view, receipt[2].drawn)
+                return Moved(receipt[2].version, _kept_view(receipt[2]), receipt[2].drawn)
             return Moved(
                 transition.match.version,
-                game.private_view(transition.match, seat, now=now),
+                partial(game.private_view, transition.match, seat, now=now),
                 tuple(tile.code for tile in transition.drawn),
             )
         raise Busy(
@@ -655,7 +661,7 @@ class Referee:
             raise IdempotencyMismatch(
                 "this Idempotency-Key was used for a different request; use a new key"
             )
-        return Moved(kept.version, kept.view, kept.drawn, replayed=True)
+        return Moved(kept.version, _kept_view(kept), kept.drawn, replayed=True)
 
     def _apply(self, action: Action, match: Match, seat: int, now: float) -> Transition:
         return action(match, seat, now).then(lambda after: self._advance(after, now, True))
@@ -729,6 +735,11 @@ class Referee:
         ):
             raise TokenForAnotherMatch("this token belongs to another match")
         raise BadToken("the seat token is not valid for this match")
+
+
+def _kept_view(kept: Receipt) -> Callable[[], dict[str, Any]]:
+    """The view a receipt keeps, as a :class:`Moved` asks for it."""
+    return lambda: kept.view
 
 
 def _change(

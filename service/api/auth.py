@@ -11,7 +11,7 @@ from service.api.connections import request_body
 from service.api.errors import BadRequest
 from service.referee import Idempotency
 
-__all__ = ["bearer_token", "idempotency", "if_match", "if_none_match"]
+__all__ = ["bearer_token", "idempotency", "if_match", "if_none_match", "prefers_minimal"]
 
 MAX_KEY_LENGTH = 128
 
@@ -48,6 +48,20 @@ def if_none_match() -> int | None:
     if value is None or value.strip() == "*":
         return None
     return _version("If-None-Match", value)
+
+
+def prefers_minimal() -> bool:
+    """Whether the request asks ``Prefer: return=minimal`` (RFC 7240): the move's answer is
+    then a 204 with the version in its ``ETag``, without the view. Any other preference, or a
+    ``Prefer`` this does not read, leaves the full answer (a preference may be ignored)."""
+    header = request.headers.get("Prefer")
+    if header is None:
+        return False
+    for preference in header.split(","):
+        name, _, value = preference.partition(";")[0].partition("=")
+        if name.strip().lower() == "return" and value.strip().strip('"').lower() == "minimal":
+            return True
+    return False
 
 
 def idempotency() -> Idempotency | None:

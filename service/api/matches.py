@@ -204,7 +204,10 @@ def _guards() -> dict[str, Any]:
 
 
 def _moved(moved: Moved) -> Response:
-    response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
+    if auth.prefers_minimal():  # no view is made (docs/CLIENTS.md, "4. Acting")
+        response = Response(status=204, headers={"Preference-Applied": "return=minimal"})
+    else:
+        response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
     response.headers["ETag"] = etag(moved.version)
     if moved.replayed:
         response.headers["Idempotent-Replayed"] = "true"

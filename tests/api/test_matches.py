@@ -310,6 +310,59 @@ def test_a_draft_is_visible_to_everyone_and_checked_for_conservation_only(client
     assert [v["code"] for v in response.get_json()["violations"]] == ["tiles_not_on_rack"]
 
 
+def test_prefer_return_minimal_answers_a_move_with_204_and_its_version_only(client) -> None:
+    _, (ann, bo) = setup(client, ["R10 B10 O1", "K7"], pool="O2 O3")
+    version = ann.view().get_json()["version"]
+    drafted = ann.draft("R10 B10", Prefer="return=minimal", **{"If-Match": f'"{version}"'})
+    assert drafted.status_code == 204 and drafted.get_data() == b""
+    assert drafted.headers["Preference-Applied"] == "return=minimal"
+    assert drafted.headers["ETag"] == f'"{version + 1}"'
+    assert bo.view().get_json()["draft"] == [["R10", "B10"]]  # applied as any draft
+    # the ETag is the version to send next; a draw's tile is in the rack afterwards
+    drew = ann.draw(Prefer='return="minimal"', **{"If-Match": drafted.headers["ETag"]})
+    assert drew.status_code == 204 and drew.headers["ETag"] == f'"{version + 2}"'
+    assert "O2" in ann.rack() and bo.view().get_json()["version"] == version + 2
+    # a refusal is the same problem either way
+    refused = bo.draft("K7 K8", Prefer="return=minimal")
+    assert refused.status_code == 422 and refused.headers["Content-Type"].startswith(
+        "application/problem+json"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefer", "minimal"),
+    [
+        ("RETURN=MINIMAL", True),
+        ("respond-async, return=minimal; foo=bar", True),
+        ("return=representation", False),
+        ("handling=lenient", False),
+        ("return", False),
+        ("", False),
+    ],
+)
+def test_only_a_return_minimal_preference_shortens_the_answer(client, prefer, minimal) -> None:
+    _, (ann, _) = setup(client, ["R10 B10 O1", "K7"], pool="O2")
+    answer = ann.draft("R10", Prefer=prefer)
+    assert answer.status_code == (204 if minimal else 200)
+    assert ("Preference-Applied" in answer.headers) is minimal
+    if not minimal:
+        assert answer.get_json()["match"]["draft"] == [["R10"]]
+
+
+def test_a_replay_answers_in_the_form_the_retry_asks_for(client) -> None:
+    _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
+    key = {"Idempotency-Key": "draw-short"}
+    first = ann.draw(Prefer="return=minimal", **key)
+    again = ann.draw(Prefer="return=minimal", **key)
+    full = ann.draw(**key)  # the same request without the preference: the kept view
+    assert first.status_code == again.status_code == 204
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.headers["ETag"] == first.headers["ETag"] == full.headers["ETag"]
+    assert full.status_code == 200 and full.headers["Idempotent-Replayed"] == "true"
+    assert full.get_json()["drawn"] == ["O4"] and "O4" in full.get_json()["match"]["rack"]
+    assert ann.rack().count("O4") == 1 and "O5" not in ann.rack()  # drawn once
+
+
 # Concurrency guards and retries.
 
 

@@ -149,7 +149,18 @@ def test_the_generated_client_plays_a_whole_game_against_a_bot(
         match_id, client=ann, body=m.TableBody(table=[["R10", "B10", "K10"]])
     )
     assert drafted.status_code == 200 and drafted.parsed.match.draft == [["R10", "B10", "K10"]]
-    etag = drafted.headers["etag"]
+    # The same draft with the short answer (Prefer: return=minimal): 204, the version only.
+    short = api.put_draft.sync_detailed(
+        match_id,
+        client=ann,
+        body=m.TableBody(table=[["R10", "B10", "K10"]]),
+        if_match=drafted.headers["etag"],
+        prefer="return=minimal",
+    )
+    assert (short.status_code, short.parsed) == (204, None)
+    assert short.headers["preference-applied"] == "return=minimal"
+    assert int(short.headers["etag"].strip('"')) == drafted.parsed.match.version + 1
+    etag = short.headers["etag"]
     meld = m.TableBody(table=[["R10", "B10", "K10"]])
     played = api.play.sync_detailed(
         match_id, client=ann, body=meld, if_match=etag, idempotency_key="ann-turn-1"
@@ -185,6 +196,7 @@ def test_the_generated_client_plays_a_whole_game_against_a_bot(
         "MatchCreatedEvent",
         "GameStartedEvent",
         "DraftUpdatedEvent",
+        "DraftUpdatedEvent",  # the same draft again, with the short answer
         "PlayedEvent",
         "DrewEvent",
         "DrewEvent",
@@ -192,7 +204,7 @@ def test_the_generated_client_plays_a_whole_game_against_a_bot(
         "PlayedEvent",
         "GameOverEvent",
     ], kinds
-    meld_event, last = page.events[3], page.events[-1]
+    meld_event, last = page.events[4], page.events[-1]
     assert meld_event.data.added == ["R10", "B10", "K10"] and meld_event.data.next_seat == 1
     assert last.data.scores == list(outcome.scores)
     assert [event.version for event in page.events] == list(range(1, out.match.version + 1))
