@@ -9,12 +9,17 @@ states of every worker's last commits in memory they all map, a worker sees the 
 before it computes, and commits in one round trip again.
 
 The block is mapped by gunicorn's master before it forks (``deploy/gunicorn.conf.py``): a row
-per worker, a slot per match bucket (a CRC of the id). Each worker writes only its own row, so
-no lock is shared between processes; a reader looks at the bucket's slot in every row and
-takes the newest version of the match it asked for. A slot is written under a sequence number
-(odd while it is being written) and carries a CRC of its state, so a reader never takes a
-state that was half written: it reads nothing instead. What a reader takes is only a copy to
-compute on: the commit script still checks the version, as for any worker's own copy.
+per worker, two slots per match bucket (a CRC of the id). Each worker writes only its own row,
+so no lock is shared between processes; a reader looks at the bucket's two slots in every row
+and takes the newest version of the match it asked for. A writer puts a state in the slot that
+already holds its match, else in the one of the two written longer ago: with one slot a bucket,
+a match whose bucket another match had taken since (one match in nine, at 256 matches a worker)
+was not found, and its move was computed twice (1.04-1.05 commit scripts per draft).
+
+A slot is written under a sequence number (odd while it is being written) and carries a CRC of
+its state, so a reader never takes a state that was half written: it reads nothing instead.
+What a reader takes is only a copy to compute on: the commit script still checks the version,
+as for any worker's own copy.
 
 This module imports only the standard library (and ``service.worker_rows``, which does
 too): the master loads it before gevent patches anything.
@@ -30,10 +35,13 @@ from service.worker_rows import WorkerRows
 
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
 
-SLOTS = 2048  # buckets per row
+SLOTS = 2048  # slots per row: two for each of SLOTS // 2 buckets
 SLOT_BYTES = 4096
-# sequence, version, state length, state CRC, match id (UTF-8, zero-padded)
-_HEADER = struct.Struct("<QqII32s")
+# sequence, version, state length, state CRC, match id (UTF-8, zero-padded), when it was
+# written (the row's count of writes: the older of a bucket's two slots is written next)
+_HEADER = struct.Struct("<QqII32sQ")
+_STAMP = struct.Struct("<Q")
+_STAMP_AT = _HEADER.size - _STAMP.size
 _SEQUENCE = struct.Struct("<Q")
 HEADER_BYTES = _HEADER.size  # a slot's state starts here
 _LARGEST = SLOT_BYTES - HEADER_BYTES
@@ -46,6 +54,7 @@ class StateTable(WorkerRows):
     def __init__(self, rows: int) -> None:
         super().__init__(rows, SLOTS * SLOT_BYTES)
         self._writing = threading.Lock()  # one writer per row: the threads of a gthread worker
+        self._written = 0  # states this process wrote in its row (each slot keeps its count)
 
     # -- in a worker -----------------------------------------------------------------------
 
@@ -58,12 +67,20 @@ class StateTable(WorkerRows):
         name = match_id.encode("utf-8")
         if len(name) > 32:
             return False
-        at = self._slot(self.row, match_id)
         with self._writing:
+            at = self._slot_to_write(self.row, match_id, name)
+            self._written += 1
             (sequence,) = _SEQUENCE.unpack_from(self._memory, at)
             _SEQUENCE.pack_into(self._memory, at, sequence + 1)  # odd: being written
             _HEADER.pack_into(
-                self._memory, at, sequence + 1, version, len(state), zlib.crc32(state), name
+                self._memory,
+                at,
+                sequence + 1,
+                version,
+                len(state),
+                zlib.crc32(state),
+                name,
+                self._written,
             )
             start = at + HEADER_BYTES
             self._memory[start : start + len(state)] = state
@@ -75,9 +92,9 @@ class StateTable(WorkerRows):
         ``newer_than``; ``None`` otherwise (or when every newer slot was being written)."""
         name = match_id.encode("utf-8")
         best: tuple[int, bytes] | None = None
-        for row in range(self.rows):
-            at = self._slot(row, match_id)
-            sequence, version, length, crc, held = _HEADER.unpack_from(self._memory, at)
+        first = self._bucket(match_id)
+        for at in (self._at(row, first + way) for row in range(self.rows) for way in (0, 1)):
+            sequence, version, length, crc, held, _ = _HEADER.unpack_from(self._memory, at)
             if sequence % 2 or version <= newer_than or held.rstrip(b"\0") != name:
                 continue
             if best is not None and version <= best[0]:
@@ -92,9 +109,26 @@ class StateTable(WorkerRows):
             best = (version, state)
         return best
 
-    def _slot(self, row: int, match_id: str) -> int:
-        bucket = zlib.crc32(match_id.encode("utf-8")) % SLOTS
-        return (row * SLOTS + bucket) * SLOT_BYTES
+    def _slot_to_write(self, row: int, match_id: str, name: bytes) -> int:
+        """Where ``row`` keeps ``match_id``: the slot of its bucket that holds it, else the
+        one written longer ago (an empty slot was never written)."""
+        first = self._bucket(match_id)
+        ways = [self._at(row, first), self._at(row, first + 1)]
+        for at in ways:
+            held = _HEADER.unpack_from(self._memory, at)[4]
+            if held.rstrip(b"\0") == name:
+                return at
+        stamps = [_STAMP.unpack_from(self._memory, at + _STAMP_AT)[0] for at in ways]
+        return ways[0] if stamps[0] <= stamps[1] else ways[1]
+
+    @staticmethod
+    def _bucket(match_id: str) -> int:
+        """The first of the two slots of ``match_id``'s bucket."""
+        return 2 * (zlib.crc32(match_id.encode("utf-8")) % (SLOTS // 2))
+
+    @staticmethod
+    def _at(row: int, slot: int) -> int:
+        return (row * SLOTS + slot) * SLOT_BYTES
 
 
 _table: StateTable | None = None

@@ -16,14 +16,18 @@ def table(rows: int = 3, row: int | None = 0) -> StateTable:
     return states
 
 
-def same_bucket_as(match_id: str) -> str:
-    """Another id whose slot is the same as ``match_id``'s."""
-    bucket = zlib.crc32(match_id.encode()) % SLOTS
+def same_bucket_as(match_id: str, skip: int = 0) -> str:
+    """Another id whose bucket (two slots) is the same as ``match_id``'s; ``skip`` passes
+    over that many such ids first."""
+    buckets = SLOTS // 2
+    bucket = zlib.crc32(match_id.encode()) % buckets
     n = 0
     while True:
         other = f"other-{n}"
-        if other != match_id and zlib.crc32(other.encode()) % SLOTS == bucket:
-            return other
+        if other != match_id and zlib.crc32(other.encode()) % buckets == bucket:
+            if skip == 0:
+                return other
+            skip -= 1
         n += 1
 
 
@@ -48,17 +52,33 @@ def test_the_newest_version_over_every_workers_row_wins() -> None:
 
 def test_another_match_in_the_same_slot_is_never_taken_for_it() -> None:
     states = table()
-    other = same_bucket_as("match-1")
+    second, third = same_bucket_as("match-1"), same_bucket_as("match-1", skip=1)
     states.put("match-1", 3, b"mine")
-    states.put(other, 8, b"theirs")  # replaces match-1 in this row's slot
+    states.put(second, 8, b"theirs")  # the bucket's other slot: both are kept
+    assert states.newest("match-1", newer_than=-1) == (3, b"mine")
+    assert states.newest(second, newer_than=-1) == (8, b"theirs")
+    states.put(third, 2, b"third")  # replaces the one written longer ago: match-1
     assert states.newest("match-1", newer_than=-1) is None
-    assert states.newest(other, newer_than=-1) == (8, b"theirs")
+    assert states.newest(second, newer_than=-1) == (8, b"theirs")
+    assert states.newest(third, newer_than=-1) == (2, b"third")
+
+
+def test_a_match_written_again_keeps_its_slot_and_its_bucket_mate() -> None:
+    states = table()
+    mate, third = same_bucket_as("match-1"), same_bucket_as("match-1", skip=1)
+    states.put("match-1", 1, b"one")
+    states.put(mate, 5, b"mate")
+    states.put("match-1", 2, b"two")  # its own slot again, not the mate's
+    assert states.newest(mate, newer_than=-1) == (5, b"mate")
+    states.put(third, 1, b"third")  # now the mate was written longer ago: it goes
+    assert states.newest("match-1", newer_than=-1) == (2, b"two")
+    assert states.newest(mate, newer_than=-1) is None
 
 
 def test_a_slot_being_written_or_spoiled_is_read_as_nothing() -> None:
     states = table()
     states.put("match-1", 5, STATE)
-    at = (zlib.crc32(b"match-1") % SLOTS) * SLOT_BYTES
+    at = 2 * (zlib.crc32(b"match-1") % (SLOTS // 2)) * SLOT_BYTES  # its bucket's first slot
     memory = states._memory
     sequence = int.from_bytes(memory[at : at + 8], "little")
     memory[at : at + 8] = (sequence + 1).to_bytes(8, "little")  # a writer is in the middle

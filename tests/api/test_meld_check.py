@@ -131,9 +131,10 @@ def test_a_chunked_body_is_read_as_one_with_a_length_and_over_the_limit_is_a_413
     validate(response)  # as the contract client does for the answers it sees
     if sets == 1:
         assert response.status_code == 200, response.get_data(as_text=True)
-        assert response.get_json() == client.post(
-            "/v1/meld-check", data=body, content_type="application/json"
-        ).get_json()
+        assert (
+            response.get_json()
+            == client.post("/v1/meld-check", data=body, content_type="application/json").get_json()
+        )
     else:
         assert response.status_code == 413
         assert response.content_type == "application/problem+json"
