@@ -180,6 +180,12 @@ def post_worker_init(worker):
     notes), and let SIGTERM end the long waits at once (``service.threads.shutting_down``)."""
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    # What the solver's searches leave (its option cache) is frozen too, so that later
+    # collections stop walking it (service/rules/solver/collector.py).
+    if os.environ.get("SOLVER_FREEZE", "1").strip() != "0":
+        from service.rules.solver.collector import freeze_after_searches
+
+        freeze_after_searches()
     if "gevent" in sys.modules:
         import gevent
 

@@ -103,3 +103,63 @@ def test_searches_on_threads_leave_it_on() -> None:
     for thread in threads:
         thread.join()
     assert gc.isenabled()
+
+
+class _Node:
+    """An object that can be weakly referenced and can hold itself (a reference cycle)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def freezing() -> Iterator[None]:
+    """freeze_after_searches() for one test, then off and everything unfrozen again."""
+    collector.freeze_after_searches()
+    try:
+        yield
+    finally:
+        collector.freeze_after_searches(None)
+        gc.unfreeze()
+
+
+def test_freezing_is_off_unless_a_process_asks_for_it() -> None:
+    frozen = gc.get_freeze_count()
+    with collector_paused():
+        kept = [[n] for n in range(1000)]
+    assert gc.get_freeze_count() == frozen  # a test process, a script: nothing frozen
+    assert kept
+
+
+def test_what_a_search_leaves_is_frozen_and_its_cyclic_garbage_is_collected(freezing) -> None:
+    import weakref
+
+    with collector_paused():
+        kept = [[n] for n in range(1000)]  # lives on, as the option cache's new entries do
+        cycle = _Node()
+        gone = weakref.ref(cycle)
+        del cycle  # garbage in a cycle, made during the search
+        frozen = gc.get_freeze_count()
+    assert gc.get_freeze_count() >= frozen + 1000
+    assert gone() is None  # collected with the young generations, not frozen
+    assert gc.isenabled()
+    assert kept[999] == [999]
+
+
+def test_something_frozen_that_dies_in_a_cycle_goes_at_the_next_full_collection(freezing) -> None:
+    import weakref
+
+    held = [_Node()]
+    dead = weakref.ref(held[0])
+    with collector_paused():
+        pass  # the node is frozen
+    held.clear()  # now garbage in a cycle, but frozen: no collection sees it
+    collector.freeze_after_searches(reclaim_every=3600.0)
+    with collector_paused():
+        pass
+    assert dead() is not None  # the price, until the next full collection
+    collector.freeze_after_searches(reclaim_every=0.0)
+    with collector_paused():
+        pass
+    assert dead() is None  # unfrozen, collected in full, what lives frozen again
+    assert gc.get_freeze_count() > 0

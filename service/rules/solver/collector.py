@@ -15,6 +15,19 @@ collector that someone else turned off, and it turns the collector back on after
 ``MAX_PAUSE`` seconds even while searches overlap without a gap (two threads kept busy), so
 that cyclic garbage made meanwhile elsewhere in the process (other requests) is collected
 as before, only a little later.
+
+A long-lived process that searches often (a gunicorn worker: ``deploy/gunicorn.conf.py``)
+can also keep the option cache out of later collections, with :func:`freeze_after_searches`.
+What a search leaves behind is mostly the cache's new entries, which live on; every later
+collection walked them again as they aged (in a worker during bench/solver_tail.py's hints,
+38 young collections took 526 ms, one of the middle generation 227 ms and one full
+collection 393 ms, each inside a hint, and stalling every other request of the worker).
+Then, when the last search ends, the young generations are collected (the cyclic garbage
+made meanwhile goes) and what is left is frozen (:func:`gc.freeze`): never walked again,
+and still freed by reference counting when the cache drops it. An object frozen while alive
+that later dies in a reference cycle is not collected; so that such objects cannot pile up,
+at most every :data:`RECLAIM_SECONDS` everything is unfrozen, collected in full once (the
+pause a full collection was before), and frozen again.
 """
 
 from __future__ import annotations
@@ -25,13 +38,39 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["MAX_PAUSE", "collector_paused"]
+__all__ = ["MAX_PAUSE", "RECLAIM_SECONDS", "collector_paused", "freeze_after_searches"]
 
 MAX_PAUSE = 2.0  # seconds: the longest the collector stays off while searches overlap
+RECLAIM_SECONDS = 600.0  # at most this long between two full collections of what was frozen
 
 _lock = threading.Lock()
 _running = 0  # searches under way
 _paused_at: float | None = None  # when this module turned the collector off, if it did
+_reclaim_every: float | None = None  # set by freeze_after_searches: freeze what searches leave
+_reclaimed_at = 0.0  # when everything frozen was last collected in full
+
+
+def freeze_after_searches(reclaim_every: float | None = RECLAIM_SECONDS) -> None:
+    """From now on, when the last search ends, collect the young generations and freeze
+    what is left, and at most every ``reclaim_every`` seconds collect everything frozen in full
+    first (see the module); ``None`` turns it off. For a long-lived process: a test or a
+    script need not."""
+    global _reclaim_every, _reclaimed_at
+    with _lock:
+        _reclaim_every = reclaim_every
+        _reclaimed_at = time.monotonic()
+
+
+def _freeze_what_is_left(reclaim_every: float) -> None:
+    global _reclaimed_at
+    now = time.monotonic()
+    if now - _reclaimed_at > reclaim_every:  # what died in a cycle since it was frozen goes
+        gc.unfreeze()
+        gc.collect()
+        _reclaimed_at = now
+    else:
+        gc.collect(1)  # the young generations: their cyclic garbage is freed, not frozen
+    gc.freeze()
 
 
 @contextmanager
@@ -51,5 +90,7 @@ def collector_paused() -> Iterator[None]:
             if _paused_at is not None and (
                 _running == 0 or time.monotonic() - _paused_at > MAX_PAUSE
             ):
+                if _reclaim_every is not None:
+                    _freeze_what_is_left(_reclaim_every)
                 gc.enable()
                 _paused_at = None
