@@ -203,9 +203,16 @@ def _guards() -> dict[str, Any]:
     return {"if_match": auth.if_match(), "idempotency": auth.idempotency()}
 
 
+class _NoContent(Response):
+    """An answer with no body, and so no ``Content-Type`` (Flask's default is text/html)."""
+
+    default_mimetype = None
+
+
 def _moved(moved: Moved) -> Response:
     if auth.prefers_minimal():  # no view is made (docs/CLIENTS.md, "4. Acting")
-        response = Response(status=204, headers={"Preference-Applied": "return=minimal"})
+        response: Response = _NoContent(status=204)
+        response.headers["Preference-Applied"] = "return=minimal"
     else:
         response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
     response.headers["ETag"] = etag(moved.version)

@@ -315,6 +315,7 @@ def test_prefer_return_minimal_answers_a_move_with_204_and_its_version_only(clie
     version = ann.view().get_json()["version"]
     drafted = ann.draft("R10 B10", Prefer="return=minimal", **{"If-Match": f'"{version}"'})
     assert drafted.status_code == 204 and drafted.get_data() == b""
+    assert "Content-Type" not in drafted.headers  # nothing to type
     assert drafted.headers["Preference-Applied"] == "return=minimal"
     assert drafted.headers["ETag"] == f'"{version + 1}"'
     assert bo.view().get_json()["draft"] == [["R10", "B10"]]  # applied as any draft
