@@ -47,6 +47,7 @@ from typing import TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.support.stress_positions import StressCase, classes, proof_case, stress_case
+from service.config import Settings
 from service.rules import TileSet, check_turn, full_set
 from service.rules.solver import SolveStatus, any_play, can_play, solve
 from service.rules.solver.collector import freeze_after_searches
@@ -83,7 +84,7 @@ def measure_ours(
     """In its own process: solve every position with no budget, checking each play;
     also the processor time of each search (what it costs, whatever else the machine runs),
     and the searches a pass proof runs (:func:`measure_proofs`)."""
-    if os.environ.get("SOLVER_FREEZE", "1").strip() != "0":
+    if Settings.from_env().solver_freeze:
         freeze_after_searches()  # as gunicorn's workers do (deploy/gunicorn.conf.py)
     cases = positions(seed, per_class)
     for case in positions(seed + 1, 1):  # warm up on every class, as a long-lived worker is

@@ -181,10 +181,11 @@ def post_worker_init(worker):
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
     # What the solver's searches leave (its option cache) is frozen too, so that later
-    # collections stop walking it (service/rules/solver/collector.py).
-    if os.environ.get("SOLVER_FREEZE", "1").strip() != "0":
-        from service.rules.solver.collector import freeze_after_searches
+    # collections stop walking it (service/rules/solver/collector.py; SOLVER_FREEZE).
+    from service.config import Settings
+    from service.rules.solver.collector import freeze_after_searches
 
+    if Settings.from_env().solver_freeze:
         freeze_after_searches()
     if "gevent" in sys.modules:
         import gevent

@@ -49,6 +49,7 @@ class Settings:
     max_streams_per_address: int = 64  # open streams and long-polls per client address, 0: any
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
     request_body_timeout: float = 10.0  # seconds a request's body has to arrive whole
+    solver_freeze: bool = True  # workers and the sweeper freeze what the solver's searches leave
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -80,6 +81,7 @@ class Settings:
         "max_streams_per_address": "MAX_STREAMS_PER_ADDRESS",
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
         "request_body_timeout": "REQUEST_BODY_TIMEOUT",
+        "solver_freeze": "SOLVER_FREEZE",
     }
 
     @classmethod

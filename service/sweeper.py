@@ -16,6 +16,7 @@ import time
 from service import observability
 from service.bootstrap import bootstrap
 from service.referee import Busy, Referee
+from service.rules.solver.collector import freeze_after_searches
 from service.store import StoreError
 from service.store.notify import Notifications
 
@@ -71,7 +72,10 @@ class Sweeper:
 def main() -> None:
     """Entry point: sweep with the service's referee until SIGINT/SIGTERM."""
     observability.configure_logging()
-    sweeper = Sweeper(bootstrap().referee)
+    services = bootstrap()
+    if services.settings.solver_freeze:  # it plays bots' turns: as the workers do
+        freeze_after_searches()
+    sweeper = Sweeper(services.referee)
     signal.signal(signal.SIGTERM, sweeper.stop)
     signal.signal(signal.SIGINT, sweeper.stop)
     log.info("sweeper started")
