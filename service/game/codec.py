@@ -172,35 +172,15 @@ def _rules_of_options(options: tuple[tuple[str, Any], ...]) -> Rules:
     return rules_from_dict({**_RULES_2, **dict(options)})
 
 
-class _PerText:
-    """``make(text)`` worked out once per equal string: a worker decodes a match's state
-    again after each commit another worker made (``service.shared_states``), and most of
-    it (the pool, the racks a draft leaves alone) is the same text as the last time. The
-    values are tuples nobody changes; everything held is let go when ``size`` is reached."""
-
-    def __init__(self, make: Callable[[str], tuple[Any, ...]], size: int) -> None:
-        self.make, self.size = make, size
-        self._kept: dict[str, tuple[Any, ...]] = {}
-
-    def __call__(self, text: str) -> tuple[Any, ...]:
-        kept = self._kept.get(text)
-        if kept is not None:
-            return kept
-        value = self.make(text)  # raises for a code that is no tile: nothing is kept
-        if len(self._kept) >= self.size:
-            self._kept.clear()
-        self._kept[text] = value
-        return value
-
-
-def _parse_codes(text: str) -> tuple[Any, ...]:
+@lru_cache(maxsize=4096)
+def _tiles(text: str) -> tuple[Any, ...]:
+    """The tiles of a string of codes joined by spaces, as stored; worked out once per equal
+    string: a worker decodes a match's state again after each commit another worker made
+    (``service.shared_states``), and most of it (the pool, the racks a draft leaves alone) is
+    the same text as the last time. A string that is no tiles raises, and nothing is kept."""
     if not isinstance(text, str):
         raise TypeError(f"tiles are stored as a string of codes, not {type(text).__name__}")
     return parse_tiles(text.split())
-
-
-_tiles = _PerText(_parse_codes, 4096)
-"""The tiles of a string of codes joined by spaces, as stored."""
 
 
 def _match_from_format_2(data: Mapping[str, Any]) -> Match:
