@@ -60,6 +60,9 @@ SERIES_FROM_TABLE_TILES = 30
 # the last search of a series, the costly one, is bounded from 13 down with this many
 # jokers to lay as well (see future_bounds)
 FINAL_BOUND_JOKERS = 1
+# a series lays at most this many jokers before the search with every joker: one laying 3
+# of 4 costs nearly what that search does (bench/solver_tail.py, docs/PERFORMANCE.md)
+SERIES_MOST_JOKERS = 2
 MIN_SET = 3
 
 
@@ -323,8 +326,8 @@ def _best_sets(
     After the initial meld the search lays only the jokers sets need and adds the
     others at the end (see :mod:`service.rules.solver.runs`). On a crowded table,
     laying every joker is the costly part: at each floor the searches first try laying
-    no joker at all, then one, and so on, each bound to beat the play found before
-    (a play that places every rack tile ends it). Once one finds a play, a single
+    no joker at all, then one, then two (``SERIES_MOST_JOKERS``), each bound to beat the
+    play found before (a play that places every rack tile ends it). Once one finds a play, a single
     search with every joker, bound to beat it, settles the position. When none finds
     one, a single search with every joker at that floor settles it too, or proves that
     no play reaches it: the searches of the floor below would each cost more, and a
@@ -350,7 +353,7 @@ def _best_sets(
         future = future_bounds(position, deadline, floor) if bounded else None
         if series:
             found = None
-            for limit in range(position.jokers):
+            for limit in range(min(position.jokers, SERIES_MOST_JOKERS + 1)):
                 plan = best_plan(
                     position,
                     essential=True,

@@ -120,16 +120,27 @@ def dominates(strong: RunState, weak: RunState) -> bool:
 
 @lru_cache(maxsize=STATES_CACHE)
 def weaker_states(state: RunState) -> frozenset[RunState]:
-    """Every state that ``state`` dominates, itself included."""
-    below = {
-        COMPLETE: (0, 1, 2, COMPLETE, GAP),
-        2: (1, 2, GAP),
-        1: (1,),
-        GAP: (GAP,),
-    }
+    """Every state that ``state`` dominates, itself included.
+
+    Each run may be replaced by a weaker code (or dropped, when complete); runs of equal
+    code are interchangeable, so each block of them picks a multiset of replacements
+    (:func:`_block_weaker`), not one replacement per run in every order.
+    """
+    blocks = [_block_weaker(code, state.count(code)) for code in sorted(set(state))]
     return frozenset(
-        tuple(sorted(code for code in picked if code))
-        for picked in product(*(below[code] for code in state))
+        tuple(sorted(code for picked in picks for code in picked)) for picks in product(*blocks)
+    )
+
+
+_BELOW = {COMPLETE: (0, 1, 2, COMPLETE, GAP), 2: (1, 2, GAP), 1: (1,), GAP: (GAP,)}
+
+
+@lru_cache(maxsize=64)
+def _block_weaker(code: int, runs: int) -> tuple[tuple[int, ...], ...]:
+    """What ``runs`` open runs of code ``code`` may become, up to their order (0: dropped)."""
+    return tuple(
+        tuple(c for c in picked if c)
+        for picked in combinations_with_replacement(_BELOW[code], runs)
     )
 
 
@@ -206,14 +217,42 @@ def _fate_choices(
             end += 1
         blocks.append(_block_fates(state[start] == COMPLETE, end - start))
         start = end
-    for picked in product(*blocks):
-        real = joker = locked = 0
-        for _, block_real, block_joker, block_locked in picked:
-            real += block_real
-            joker += block_joker
-            locked += block_locked
-        if real <= reals and joker == jokers and locked <= locked_starts:
-            yield tuple(fate for fates in picked for fate in fates[0])
+    # the most jokers the blocks from each one on can take, to stop a branch that cannot
+    # use them all
+    most = [0] * (len(blocks) + 1)
+    for index in range(len(blocks) - 1, -1, -1):
+        most[index] = most[index + 1] + max(block[2] for block in blocks[index])
+    return _picked(blocks, most, 0, (), reals, jokers, locked_starts)
+
+
+def _picked(
+    blocks: list[tuple[tuple[tuple[str, ...], int, int, int], ...]],
+    most: list[int],
+    index: int,
+    fates: tuple[str, ...],
+    reals: int,
+    jokers: int,
+    locked: int,
+) -> Iterator[tuple[str, ...]]:
+    """The fates of blocks ``index`` on after ``fates``, with ``reals``, ``locked`` at most
+    and ``jokers`` exactly left to spend, in the order of their product."""
+    if index == len(blocks):
+        if jokers == 0:
+            yield fates
+        return
+    if jokers > most[index]:
+        return
+    for block_fates, block_real, block_joker, block_locked in blocks[index]:
+        if block_real <= reals and block_joker <= jokers and block_locked <= locked:
+            yield from _picked(
+                blocks,
+                most,
+                index + 1,
+                fates + block_fates,
+                reals - block_real,
+                jokers - block_joker,
+                locked - block_locked,
+            )
 
 
 @lru_cache(maxsize=64)
