@@ -298,8 +298,11 @@ class Referee:
         return self.store.follow(match_id, after=after, wake=wake)
 
     def hint(self, match_id: str, token: str | None) -> tuple[Match, Solution]:
-        """The best play for the seat ``token`` opens; raise HintsOff when hints are off."""
-        loaded = self._settled(match_id)
+        """The best play for the seat ``token`` opens; raise HintsOff when hints are off.
+
+        A read, as a view is: on the worker's copy of the stored version when it is current
+        (no round trip to Redis), and the answer names the version it was found for."""
+        loaded = self._settled(match_id, reading=True)
         seat = self._seat(match_id, loaded.seats, token)
         match = loaded.match
         if not match.rules.hints:

@@ -1,4 +1,4 @@
-"""Views that trust Redis's invalidations (``service/store/tracking.py``), on a real Redis.
+"""Views and hints that trust Redis's invalidations (``service/store/tracking.py``), on a real Redis.
 
 A view asks Redis nothing while Redis has said nothing of the match; whatever changes it (a
 commit from another worker, a flush, a lost connection, a Redis that stops answering) makes
@@ -116,6 +116,31 @@ def test_a_change_by_another_worker_is_seen_by_the_next_view(
         moved = writer.draw(match_id, tokens[turn % 2])
         seen_soon(reader, match_id, ann, moved.version)  # without it, never
         view_until_trusted(reader, match_id, ann, redis_client)
+
+
+def test_a_hint_of_an_unchanged_match_asks_redis_nothing(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    referee = worker(settings)
+    match_id, (ann, bo), version = set_up_viewed(referee, redis_client)
+    before = reads(redis_client)
+    hints = [referee.hint(match_id, token) for token in (ann, bo)]
+    assert reads(redis_client) == before
+    assert [match.version for match, _ in hints] == [version, version]
+    # Ann's R10 R11 R12 is an initial meld of 33; Bo's B7 B8 B9, 24, is not
+    assert [solution.found for _, solution in hints] == [True, False]
+
+
+def test_a_hint_after_another_workers_move_is_for_the_rack_that_move_left(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    reader, writer = worker(settings), worker(settings)
+    match_id, (ann, _), _ = set_up_viewed(reader, redis_client, writer)
+    moved = writer.draw(match_id, ann)  # Ann draws R13
+    seen_soon(reader, match_id, ann, moved.version)
+    match, solution = reader.hint(match_id, ann)
+    assert match.version == moved.version
+    assert solution.placed.total() == 4  # R10 R11 R12 R13: the tile drawn counts
 
 
 def test_a_worker_trusts_its_own_commit_only_until_redis_names_the_key(
