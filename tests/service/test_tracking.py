@@ -1,4 +1,4 @@
-"""Views and hints that trust Redis's invalidations (``service/store/tracking.py``), on a real Redis.
+"""Views and hints that trust Redis's invalidations (``service/store/tracking.py``), on Redis.
 
 A view asks Redis nothing while Redis has said nothing of the match; whatever changes it (a
 commit from another worker, a flush, a lost connection, a Redis that stops answering) makes
