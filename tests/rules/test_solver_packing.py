@@ -1,0 +1,73 @@
+"""The filters that drop dominated states (service/rules/solver/packing.py), against the rule
+they implement, written out plainly: in the filter's order, a state is kept unless a state kept
+before it is at least as strong in every colour and placed no more jokers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from service.rules.solver.packing import (
+    BLOCK_BITS,
+    JOKER_SHIFT,
+    STATE_BITS,
+    STATE_MASK,
+    RunStates,
+    undominated_plain,
+    undominated_spare,
+)
+
+# run states of one colour: open runs' codes (1, 2, 3 or more, 4 a run waiting on a gap)
+STATES = [(), (1,), (2,), (3,), (4,), (1, 1), (1, 2), (2, 3), (3, 3), (1, 3, 3), (3, 4), (2, 2, 3)]
+
+
+def colour_ids(key: int) -> list[int]:
+    return [(key >> (STATE_BITS * colour)) & STATE_MASK for colour in range(4)]
+
+
+def beats(run_states: RunStates, strong: int, weak: int) -> bool:
+    strong_ids, weak_ids = colour_ids(strong), colour_ids(weak)
+    return all(
+        weak_id in run_states.weaker[strong_id]
+        for strong_id, weak_id in zip(strong_ids, weak_ids, strict=True)
+    ) and (strong >> JOKER_SHIFT) <= (weak >> JOKER_SHIFT)
+
+
+def plainly(run_states: RunStates, order: list[int], layer: dict[int, int]) -> dict[int, int]:
+    kept: dict[int, int] = {}
+    for key in order:
+        if not any(beats(run_states, other, key) for other in kept):
+            kept[key] = layer[key]
+    return kept
+
+
+def a_layer(rng: random.Random, run_states: RunStates, size: int, jokers: int) -> dict[int, int]:
+    ids = [run_states.id_of(state) for state in STATES]
+    layer: dict[int, int] = {}
+    while len(layer) < size:
+        key = sum(rng.choice(ids) << (STATE_BITS * colour) for colour in range(4))
+        key += rng.randint(0, jokers) << JOKER_SHIFT
+        layer[key] = rng.randint(0, 40) << 12  # ties in score are common
+    return layer
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_spare_filter_keeps_what_the_rule_keeps_over_several_blocks(seed: int) -> None:
+    rng, run_states = random.Random(seed), RunStates()
+    layer = a_layer(rng, run_states, 1000, jokers=4)
+    order = sorted(layer)
+    order.sort(key=layer.__getitem__, reverse=True)  # best first, fewest jokers among equals
+    kept = undominated_spare(layer, run_states, 4)
+    assert kept == plainly(run_states, order, layer)
+    assert len(kept) > 2 * BLOCK_BITS  # the blocks of masks are exercised, not just one
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_plain_filter_keeps_what_the_rule_keeps_over_several_blocks(seed: int) -> None:
+    rng, run_states = random.Random(seed), RunStates()
+    layer = a_layer(rng, run_states, 1000, jokers=0)
+    order = [key for key, _ in sorted(layer.items(), key=lambda item: item[1], reverse=True)]
+    kept = undominated_plain(layer, run_states)
+    assert kept == plainly(run_states, order, layer)
+    assert len(kept) > 2 * BLOCK_BITS
