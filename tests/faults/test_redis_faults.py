@@ -193,15 +193,16 @@ def one_at_a_time(calls: list[Call]) -> list[tuple[str, Reply | BaseException]]:
     return answers
 
 
-VIEWS = frozenset({"GET match as a seat", "GET match"})
+# reads that may be answered from a worker's copy (a hint reads the match as a view does)
+VIEWS = frozenset({"GET match as a seat", "GET match", "GET hint"})
 
 
 def assert_fast_503s(
     answers: list[tuple[str, Reply | BaseException]], *, copies: frozenset[str] = frozenset()
 ) -> list[float]:
     """Every answer is a 503 problem with Retry-After, within FAST_503; return the times.
-    ``copies``: calls that may be answered from a worker's copy instead (a view, in the
-    half second a copy is trusted after Redis last answered: service/store/tracking.py)."""
+    ``copies``: calls that may be answered from a worker's copy instead (a view or a hint, in
+    the half second a copy is trusted after Redis last answered: service/store/tracking.py)."""
     failures = [(name, a) for name, a in answers if isinstance(a, BaseException)]
     assert not failures, failures
     replies = [(name, a) for name, a in answers if isinstance(a, Reply)]
@@ -264,8 +265,8 @@ def test_without_redis_every_request_is_a_fast_503_and_service_comes_back(
     else:
         redis_server.pause()
     try:
-        # pooled connections go stale; a frozen Redis is silent, so views may be answered
-        # from a copy until half a second after Redis last answered
+        # pooled connections go stale; a frozen Redis is silent, so views and hints may be
+        # answered from a copy until half a second after Redis last answered
         times = assert_fast_503s(
             fire_together(calls), copies=VIEWS if fault == "frozen" else frozenset()
         )
