@@ -34,7 +34,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, TypeVar
@@ -48,6 +48,7 @@ from service.config import Settings
 from service.game import Event, EventType, Match
 from service.notices import notices_of
 from service.store import archive
+from service.store.batching import Batcher
 from service.store.breaker import Breakers
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
@@ -208,6 +209,9 @@ class MatchStore:
             topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
         )
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
+        self.commits: Batcher[_Sending, tuple[Any, int]] | None = None
+        if topology.together:  # concurrent commits share round trips (service.store.batching)
+            self.commits = Batcher(self._send_together, interrupted=_interrupted)
 
     @classmethod
     def open(cls, settings: Settings) -> MatchStore:
@@ -485,7 +489,7 @@ class MatchStore:
         sent_at = self.breakers.check(node)
         for attempt in range(COMMIT_SENDS):
             try:
-                answer, replicated = self._send(script_keys, argv, keys)
+                answer, replicated = self._send(script_keys, argv, keys, first=attempt == 0)
             except _NO_ANSWER as error:
                 # Sent, and maybe run: only the same commit may go again (the script
                 # recognises it), never a new one computed on top of it; and only after a
@@ -610,11 +614,42 @@ class MatchStore:
             return answer
         raise AssertionError("unreachable")
 
-    def _send(self, script_keys: list[str], argv: list[Any], keys: Keys) -> tuple[Any, int]:
+    def _send(
+        self, script_keys: list[str], argv: list[Any], keys: Keys, *, first: bool
+    ) -> tuple[Any, int]:
+        """Run the commit script (``first``: not a commit sent again after a lost answer);
+        answer its answer and how many replicas acknowledged it (-1: none was waited for)."""
         replicas = wait_replicas(self.settings, self.topology.replicas_of(keys.state))
+        if self.commits is not None:
+            return self.commits(_Sending(script_keys, argv, replicas, first))
         if replicas <= 0:
             return self.topology.eval(COMMIT, script_keys, argv), -1
         return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
+
+    def _send_together(self, sendings: Sequence[_Sending]) -> list[tuple[Any, int] | Exception]:
+        """The commits of concurrent requests in one round trip (the ``Batcher``'s call).
+
+        A commit's first send is refused, unsent, while the node's breaker is open (as it
+        would have been alone: its caller checked the breaker before it queued, and the batch
+        ahead of it may have tripped it since); a commit sent again is sent, as it would
+        have been alone."""
+        answers: list[tuple[Any, int] | Exception | None] = [None] * len(sendings)
+        try:
+            self.breakers.check(self.topology.node_of(sendings[0].keys[0]))
+            closed: StoreUnavailable | None = None
+        except StoreUnavailable as error:
+            closed = error
+        going = [at for at, sending in enumerate(sendings) if closed is None or not sending.first]
+        for at, sending in enumerate(sendings):
+            if closed is not None and sending.first:
+                answers[at] = closed
+        if going:
+            runs = [(sendings[at].keys, sendings[at].argv) for at in going]
+            replicas = max(sendings[at].replicas for at in going)
+            results, replicated = self.topology.eval_together(COMMIT, runs, replicas=replicas)
+            for at, result in zip(going, results, strict=True):
+                answers[at] = result if isinstance(result, Exception) else (result, replicated)
+        return [answer for answer in answers if answer is not None]
 
     def _settle(
         self, change: Change, answer: list[Any], replicated: int, *, resent: bool = False
@@ -705,6 +740,22 @@ class MatchStore:
         now = int(seconds) + int(micros) / 1_000_000
         self._clock = (now, time.monotonic())
         return now
+
+
+@dataclass(frozen=True, slots=True)
+class _Sending:
+    """A commit on its way (see :meth:`MatchStore._send_together`)."""
+
+    keys: list[str]
+    argv: list[Any]
+    replicas: int
+    first: bool
+
+
+def _interrupted() -> Exception:
+    """What a commit gets when the request that was sending it with others was interrupted:
+    no answer (it may have run, so only it may be sent again)."""
+    return RedisConnectionError("the round trip carrying this commit was interrupted")
 
 
 def _tag_of(match_id: str) -> str:

@@ -100,6 +100,19 @@ class Topology:
         return the script's answer and how many replicas have its writes."""
         raise NotImplementedError
 
+    together = False
+    """Whether :meth:`eval_together` can run many scripts in one round trip here."""
+
+    def eval_together(
+        self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int
+    ) -> tuple[list[Any], int]:
+        """Run ``script`` once for each ``(keys, args)`` of ``runs``, in order, on one
+        connection and in one round trip, then ``WAIT replicas`` when that is over 0. Answers
+        each run's answer (an exception for a run Redis refused) and how many replicas have
+        all their writes (-1 without ``WAIT``). A lost connection or a timeout raises: then
+        any of them may have run."""
+        raise NotImplementedError
+
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         """A client holding one connection of its own to the node of ``key`` (for ``XREAD
         BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it."""
@@ -181,6 +194,24 @@ class SingleTopology(Topology):
         if isinstance(answer, Exception):
             raise answer
         return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
+
+    together = True
+
+    def eval_together(
+        self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int
+    ) -> tuple[list[Any], int]:
+        client = self._committing if replicas > 0 else self._client
+        answers, acknowledged = _pipelined(client, script, runs, replicas, self.wait_timeout_ms())
+        unknown = [at for at, answer in enumerate(answers) if isinstance(answer, NoScriptError)]
+        if unknown:  # refused by its digest, so nothing ran: whole, which also caches it
+            again, second = _pipelined(
+                client, script, [runs[at] for at in unknown], replicas, self.wait_timeout_ms(),
+                whole=True,
+            )  # fmt: skip
+            for at, answer in zip(unknown, again, strict=True):
+                answers[at] = answer
+            acknowledged = min(acknowledged, second)
+        return answers, acknowledged
 
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         return redis.Redis.from_url(
@@ -319,6 +350,34 @@ def _run_and_wait(
         pipe.execute_command("WAIT", replicas, timeout_ms)
         answer, acknowledged = pipe.execute(raise_on_error=False)
     return answer, acknowledged
+
+
+def _pipelined(
+    client: redis.Redis,
+    script: str,
+    runs: Sequence[tuple[Sequence[str], Sequence[Any]]],
+    replicas: int,
+    timeout_ms: int,
+    *,
+    whole: bool = False,
+) -> tuple[list[Any], int]:
+    """``EVALSHA`` of each run (``whole``: ``EVAL``), then ``WAIT`` when ``replicas`` is over
+    0, in one pipeline; each run's answer (maybe an exception) and ``WAIT``'s (-1 without it,
+    0 when it failed)."""
+    pipe = client.pipeline(transaction=False)
+    digest = script_digest(script)
+    for keys, args in runs:
+        if whole:
+            pipe.eval(script, len(keys), *keys, *args)
+        else:
+            pipe.evalsha(digest, len(keys), *keys, *args)
+    if replicas > 0:
+        pipe.execute_command("WAIT", replicas, timeout_ms)
+    answers = pipe.execute(raise_on_error=False)
+    if replicas <= 0:
+        return answers, -1
+    acknowledged = answers.pop()
+    return answers, 0 if isinstance(acknowledged, Exception) else int(acknowledged)
 
 
 def _node_names(text: str) -> list[str]:

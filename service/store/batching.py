@@ -1,0 +1,129 @@
+"""Calls made at the same moment by many requests, sent together in one round trip.
+
+Under load a worker has many requests waiting on Redis at once: with gevent, every request
+that reaches its commit while another commit's answer is on its way sends a command of its
+own, and each pays a whole round trip in the worker and in Redis (taking a connection from the
+pool and giving it back, a write, a wait, a read). A :class:`Batcher` lets them share: the
+first caller to arrive *leads*, sends its call with every call queued behind it in one
+pipeline, hands each caller its own answer, and passes the lead to the first caller that
+queued while it was sending. Nobody waits for a batch to fill: a caller alone is sent at once,
+and a batch is whatever piled up during the previous round trip.
+
+Each caller gets exactly what its call alone would have given: its own answer, or its own
+error. An error of the whole round trip (a lost connection, a timeout) is every caller's, as
+it would have been had each sent alone. When the leader itself is interrupted (its greenlet
+killed mid-send), the calls it carried get ``interrupted()``: they may or may not have run.
+
+It uses ``threading`` locks and events only, so it works for threads and, once gevent has
+patched them, for greenlets.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+__all__ = ["Batcher"]
+
+Item = TypeVar("Item")
+Answer = TypeVar("Answer")
+
+
+class _Call(Generic[Item, Answer]):
+    """One caller's call: its item, then its answer or error; ``turn`` is set when either is
+    in, or when this caller is to lead the next batch."""
+
+    __slots__ = ("answer", "answered", "error", "item", "turn")
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+        self.turn = threading.Event()
+        self.answered = False
+        self.answer: Answer | None = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> Answer:
+        if self.error is not None:
+            raise self.error
+        return self.answer  # type: ignore[return-value]
+
+
+class Batcher(Generic[Item, Answer]):
+    """Send concurrent calls in batches through ``send`` (see the module).
+
+    ``send(items)`` makes one round trip for ``items`` and answers one entry per item, in
+    order: the item's answer, or the exception that is the item's error. An exception it
+    raises is every item's error. At most ``most`` items go in one batch.
+    """
+
+    def __init__(
+        self,
+        send: Callable[[Sequence[Item]], Sequence[Answer | BaseException]],
+        *,
+        interrupted: Callable[[], BaseException],
+        most: int = 32,
+    ) -> None:
+        if most < 1:
+            raise ValueError("a batch holds at least one call")
+        self._send = send
+        self._interrupted = interrupted
+        self.most = most
+        self._lock = threading.Lock()
+        self._queue: list[_Call[Item, Answer]] = []
+        self._leading = False  # a caller is sending a batch (the queue waits for it)
+        self.batches = 0  # round trips made, and the calls they carried (for the metrics)
+        self.calls = 0
+
+    def __call__(self, item: Item) -> Answer:
+        """Send ``item`` (with whatever else is waiting) and answer its own outcome."""
+        call: _Call[Item, Answer] = _Call(item)
+        with self._lock:
+            self._queue.append(call)
+            lead = not self._leading
+            self._leading = True
+        if not lead:
+            call.turn.wait()
+            if call.answered:
+                return call.outcome()
+        self._lead()  # this call is the first of the queue: it goes in the batch sent now
+        return call.outcome()
+
+    def waiting(self) -> int:
+        """How many calls are queued behind the batch being sent."""
+        with self._lock:
+            return len(self._queue)
+
+    def _lead(self) -> None:
+        with self._lock:
+            batch = self._queue[: self.most]
+            del self._queue[: self.most]
+        answered = False
+        try:
+            answers = list(self._send([call.item for call in batch]))
+            if len(answers) != len(batch):
+                raise RuntimeError(f"{len(answers)} answers to a batch of {len(batch)} calls")
+            for call, answer in zip(batch, answers, strict=True):
+                if isinstance(answer, BaseException):
+                    call.error = answer
+                else:
+                    call.answer = answer
+                call.answered = True
+            answered = True
+        except Exception as error:  # the round trip's error is every call's
+            for call in batch:
+                call.error, call.answered = error, True
+            answered = True
+        finally:
+            if not answered:  # the leader was interrupted: the others may or may not have run
+                for call in batch[1:]:
+                    call.error, call.answered = self._interrupted(), True
+            with self._lock:
+                self.batches += 1
+                self.calls += len(batch)
+                if self._queue:
+                    self._queue[0].turn.set()  # it leads the next batch
+                else:
+                    self._leading = False
+            for call in batch[1:]:
+                call.turn.set()

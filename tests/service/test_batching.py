@@ -1,0 +1,299 @@
+"""Concurrent calls sharing round trips: the batcher alone (threads, no Redis), then the
+store's commits through it against a real Redis (service/store/batching.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from service import game
+from service.config import Settings
+from service.referee import Referee
+from service.store import Change, MatchStore, Stale
+from service.store.batching import Batcher
+from tests.service.test_referee_on_redis import DRAFT, commands, sent_since, set_up
+from tests.support.redis_process import RedisProcess
+
+
+class Gate:
+    """A ``send`` for a batcher that records each batch and holds the first until opened."""
+
+    def __init__(self, answer: Callable[[int], int | BaseException] = lambda item: item * 7):
+        self.batches: list[list[int]] = []
+        self.answer = answer
+        self.held = threading.Event()  # the first batch is being sent
+        self.open = threading.Event()
+
+    def __call__(self, items: Sequence[int]) -> list[int | BaseException]:
+        self.batches.append(list(items))
+        if len(self.batches) == 1:
+            self.held.set()
+            assert self.open.wait(10)
+        return [self.answer(item) for item in items]
+
+
+def return_when_queued(batcher: Batcher[Any, Any], count: int) -> None:
+    """Wait until ``count`` calls are queued behind the batch being sent."""
+    deadline = time.monotonic() + 10
+    while batcher.waiting() < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def outcomes_after(threads: list[threading.Thread], outcomes: dict[int, Any]) -> dict[int, Any]:
+    for thread in threads:
+        thread.join(10)
+        assert not thread.is_alive()
+    return outcomes
+
+
+def interrupted() -> BaseException:
+    return ConnectionError("interrupted")
+
+
+def test_a_call_alone_is_sent_at_once_in_a_batch_of_its_own() -> None:
+    sent: list[list[int]] = []
+
+    def send(items: Sequence[int]) -> list[int]:
+        sent.append(list(items))
+        return [item + 1 for item in items]
+
+    batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
+    assert [batcher(3), batcher(4)] == [4, 5]
+    assert sent == [[3], [4]]
+    assert (batcher.batches, batcher.calls) == (2, 2)
+
+
+def test_calls_made_while_a_batch_is_out_go_together_in_the_next_each_with_its_answer() -> None:
+    gate = Gate()
+    batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted)
+    first = threading.Thread(target=batcher, args=(100,))
+    first.start()
+    assert gate.held.wait(10)
+    later = list(range(1, 13))
+    outcomes: dict[int, Any] = {}
+    threads = [
+        threading.Thread(target=lambda item=item: outcomes.update({item: batcher(item)}))
+        for item in later
+    ]
+    for thread in threads:
+        thread.start()
+    return_when_queued(batcher, len(later))
+    gate.open.set()
+    first.join(10)
+    outcomes_after(threads, outcomes)
+    assert outcomes == {item: item * 7 for item in later}
+    assert gate.batches[0] == [100]
+    assert sorted(gate.batches[1]) == later  # one round trip for all twelve
+    assert len(gate.batches) == 2
+
+
+def test_a_batch_holds_at_most_most_calls() -> None:
+    gate = Gate()
+    batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted, most=5)
+    first = threading.Thread(target=batcher, args=(100,))
+    first.start()
+    assert gate.held.wait(10)
+    outcomes: dict[int, Any] = {}
+    threads = [
+        threading.Thread(target=lambda item=item: outcomes.update({item: batcher(item)}))
+        for item in range(12)
+    ]
+    for thread in threads:
+        thread.start()
+    return_when_queued(batcher, 12)
+    gate.open.set()
+    first.join(10)
+    outcomes_after(threads, outcomes)
+    assert outcomes == {item: item * 7 for item in range(12)}
+    assert [len(batch) for batch in gate.batches] == [1, 5, 5, 2]
+
+
+def test_each_call_gets_its_own_error_and_the_others_their_answers() -> None:
+    def answer(item: int) -> int | BaseException:
+        return ValueError(f"refused {item}") if item % 3 == 0 else item * 7
+
+    gate = Gate(answer)
+    batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted)
+    first = threading.Thread(target=batcher, args=(100,))
+    first.start()
+    assert gate.held.wait(10)
+    threads_outcomes: dict[int, Any] = {}
+
+    def one(item: int) -> None:
+        try:
+            threads_outcomes[item] = batcher(item)
+        except ValueError as error:
+            threads_outcomes[item] = str(error)
+
+    threads = [threading.Thread(target=one, args=(item,)) for item in range(1, 10)]
+    for thread in threads:
+        thread.start()
+    return_when_queued(batcher, 9)
+    gate.open.set()
+    first.join(10)
+    outcomes_after(threads, threads_outcomes)
+    assert threads_outcomes == {
+        item: f"refused {item}" if item % 3 == 0 else item * 7 for item in range(1, 10)
+    }
+
+
+def test_an_error_of_the_round_trip_is_each_of_its_calls_and_the_next_batch_goes_on() -> None:
+    batches: list[list[int]] = []
+    held, release = threading.Event(), threading.Event()
+
+    def send(items: Sequence[int]) -> list[int]:
+        batches.append(list(items))
+        if len(batches) == 1:
+            held.set()
+            assert release.wait(10)
+        if len(batches) == 2:
+            raise TimeoutError("no answer")
+        return [item * 7 for item in items]
+
+    batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
+    first = threading.Thread(target=batcher, args=(100,))
+    first.start()
+    assert held.wait(10)
+    outcomes = call_all_released(batcher, range(1, 7), release)
+    first.join(10)
+    assert all(isinstance(outcome, TimeoutError) for outcome in outcomes.values()), outcomes
+    assert batcher(8) == 56  # the lead was passed on: the next call is sent
+    assert batches[-1] == [8]
+
+
+def call_all_released(
+    batcher: Batcher[int, int], items: range, release: threading.Event
+) -> dict[int, Any]:
+    outcomes: dict[int, Any] = {}
+
+    def one(item: int) -> None:
+        try:
+            outcomes[item] = batcher(item)
+        except BaseException as error:  # the test looks at which
+            outcomes[item] = error
+
+    threads = [threading.Thread(target=one, args=(item,)) for item in items]
+    for thread in threads:
+        thread.start()
+    return_when_queued(batcher, len(items))
+    release.set()
+    return outcomes_after(threads, outcomes)
+
+
+class Killed(BaseException):
+    """What interrupts a leader mid-send (as gevent's GreenletExit would)."""
+
+
+def test_when_the_leader_is_interrupted_its_batch_has_no_answer_and_the_lead_passes_on() -> None:
+    batches: list[list[int]] = []
+    held, release = threading.Event(), threading.Event()
+
+    def send(items: Sequence[int]) -> list[int]:
+        batches.append(list(items))
+        if len(batches) == 1:
+            held.set()
+            assert release.wait(10)
+        if len(batches) == 2:
+            raise Killed
+        return [item * 7 for item in items]
+
+    batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
+    first = threading.Thread(target=batcher, args=(100,))
+    first.start()
+    assert held.wait(10)
+    outcomes = call_all_released(batcher, range(1, 7), release)
+    first.join(10)
+    leader = batches[1][0]
+    assert isinstance(outcomes[leader], Killed)
+    others = {item: outcome for item, outcome in outcomes.items() if item != leader}
+    assert all(isinstance(o, ConnectionError) for o in others.values()), others
+    assert batcher(8) == 56
+
+
+def test_the_batcher_refuses_an_empty_batch_size() -> None:
+    with pytest.raises(ValueError):
+        Batcher(lambda items: list(items), interrupted=interrupted, most=0)
+
+
+# -- the store's commits, against a real Redis -------------------------------------------------
+
+
+def drafted(referee: Referee, match_id: str) -> Change:
+    """A draft of Ann's on the stored match, ready to commit."""
+    loaded = referee.store.load(match_id)
+    assert loaded is not None
+    moved = game.save_draft(loaded.match, 0, DRAFT, now=loaded.now)
+    return Change(loaded.match.version, moved.match, loaded.seats, moved.events, loaded.now)
+
+
+def commit_all(store: MatchStore, changes: list[Change]) -> list[Any]:
+    outcomes: list[Any] = [None] * len(changes)
+
+    def one(at: int) -> None:
+        try:
+            outcomes[at] = store.commit(changes[at])
+        except Exception as error:  # the test looks at which
+            outcomes[at] = error
+
+    threads = [threading.Thread(target=one, args=(at,)) for at in range(len(changes))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
+def test_commits_made_while_redis_is_busy_share_a_round_trip_and_each_applies_once(
+    tmp_path,
+) -> None:
+    with RedisProcess(data_dir=tmp_path / "redis") as server:
+        commits_pile_up_then_share_a_round_trip(server)
+
+
+def commits_pile_up_then_share_a_round_trip(server: RedisProcess) -> None:
+    referee = Referee(MatchStore.open(Settings(redis_url=server.url, redis_socket_timeout=5.0)))
+    matches = [set_up(referee)[0] for _ in range(16)]
+    changes = [drafted(referee, match_id) for match_id in matches]
+    rival = drafted(referee, matches[0])  # the same version of the first match: one wins
+    client = server.client()
+    before = commands(client)
+    batches = referee.store.commits.batches if referee.store.commits else 0
+    server.pause()  # every commit is sent while Redis cannot answer: they pile up
+    try:
+        outcome: list[Any] = []
+        committing = threading.Thread(
+            target=lambda: outcome.extend(commit_all(referee.store, [*changes, rival]))
+        )
+        committing.start()
+        assert referee.store.commits is not None
+        return_when_queued(referee.store.commits, len(changes))
+    finally:
+        server.resume()
+    committing.join(30)
+    assert sum(o is None for o in outcome) == len(changes)  # each applied, and the rival lost:
+    assert sum(isinstance(o, Stale) for o in outcome) == 1  # one of the two on match 0
+    assert len(outcome) == len(changes) + 1
+    assert referee.store.commits.batches - batches <= 3  # not 17 round trips
+    sent = sent_since(client, before)
+    assert sent.get("evalsha") == len(changes) + 1
+    for match_id in matches:
+        loaded = referee.store.load(match_id)
+        assert loaded is not None and loaded.match.draft is not None
+        events = referee.store.events(match_id, after=0, limit=100)
+        assert [e["type"] for e in events].count("draft_updated") == 1
+
+
+def test_a_batch_falls_back_whole_when_redis_forgot_the_script(redis_url, redis_client) -> None:
+    referee = Referee(MatchStore.open(Settings(redis_url=redis_url)))
+    matches = [set_up(referee)[0] for _ in range(4)]
+    changes = [drafted(referee, match_id) for match_id in matches]
+    redis_client.script_flush()  # as after a restart: each is refused by its digest, unrun
+    outcomes = commit_all(referee.store, changes)
+    assert outcomes == [None] * len(changes)
+    for match_id in matches:
+        events = referee.store.events(match_id, after=0, limit=100)
+        assert [e["type"] for e in events].count("draft_updated") == 1
