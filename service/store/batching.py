@@ -63,11 +63,13 @@ class Batcher(Generic[Item, Answer]):
         *,
         interrupted: Callable[[], BaseException],
         most: int = 32,
+        gather: Callable[[], None] | None = None,
     ) -> None:
         if most < 1:
             raise ValueError("a batch holds at least one call")
         self._send = send
         self._interrupted = interrupted
+        self._gather = gather
         self.most = most
         self._lock = threading.Lock()
         self._queue: list[_Call[Item, Answer]] = []
@@ -86,6 +88,8 @@ class Batcher(Generic[Item, Answer]):
             call.turn.wait()
             if call.answered:
                 return call.outcome()
+        elif self._gather is not None:
+            self._gather()
         self._lead()  # this call is the first of the queue: it goes in the batch sent now
         return call.outcome()
 

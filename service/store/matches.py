@@ -23,7 +23,9 @@ last decoded state of recent matches; a move computed on it commits in that one 
 when it is still current (the script checks the version and the clock it was computed with).
 Under gunicorn the workers of a host also publish the states they commit to each other
 (``service.shared_states``), so a worker whose copy another worker made old computes on the
-newer one instead of having its commit refused.
+newer one instead of having its commit refused. On a single Redis, the commits of concurrent
+requests share round trips: those that come while one is on its way go together in the next
+pipeline, each its own script with its own answer (``service.store.batching``).
 """
 
 from __future__ import annotations
@@ -211,7 +213,11 @@ class MatchStore:
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
         self.commits: Batcher[_Sending, tuple[Any, int]] | None = None
         if topology.together:  # concurrent commits share round trips (service.store.batching)
-            self.commits = Batcher(self._send_together, interrupted=_interrupted)
+            self.commits = Batcher(
+                self._send_together,
+                interrupted=_interrupted,
+                gather=_let_others_run,
+            )
 
     @classmethod
     def open(cls, settings: Settings) -> MatchStore:
@@ -750,6 +756,15 @@ class _Sending:
     argv: list[Any]
     replicas: int
     first: bool
+
+
+def _let_others_run() -> None:
+    """What the first commit of a batch does before it is sent: let every other request that
+    can run now run once (gevent's ``sleep(0)``; a thread's turn at the interpreter lock), so
+    that those about to commit join it. It costs a lone request nothing it can notice, and
+    under load it makes the batches larger (Redis's time a draft: 36-50 us with it, 52-62
+    without, in alternated runs)."""
+    time.sleep(0)
 
 
 def _interrupted() -> Exception:

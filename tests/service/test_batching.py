@@ -214,6 +214,31 @@ def test_when_the_leader_is_interrupted_its_batch_has_no_answer_and_the_lead_pas
     assert batcher(8) == 56
 
 
+def test_the_first_caller_lets_the_others_join_before_it_sends() -> None:
+    sent: list[list[int]] = []
+    outcomes: dict[int, Any] = {}
+    threads: list[threading.Thread] = []
+
+    def send(items: Sequence[int]) -> list[int]:
+        sent.append(list(items))
+        return [item * 7 for item in items]
+
+    def gather() -> None:  # others reach the batcher while the first lets them run
+        if threads:
+            return
+        for item in range(1, 4):
+            thread = threading.Thread(target=lambda i=item: outcomes.update({i: batcher(i)}))
+            threads.append(thread)
+            thread.start()
+        return_when_queued(batcher, 4)  # the first caller is queued too, as its batch's head
+
+    batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted, gather=gather)
+    assert batcher(100) == 700
+    outcomes_after(threads, outcomes)
+    assert outcomes == {1: 7, 2: 14, 3: 21}
+    assert sent == [[100, 1, 2, 3]]
+
+
 def test_the_batcher_refuses_an_empty_batch_size() -> None:
     with pytest.raises(ValueError):
         Batcher(lambda items: list(items), interrupted=interrupted, most=0)
