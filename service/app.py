@@ -13,6 +13,7 @@ from service.api import apps, backends, clock, errors, limits, matches, meld, me
 from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
 from service.api.rendered import RenderedViews
+from service.api.routing import RoutedOnce
 from service.bootstrap import bootstrap
 from service.fanout import Fanout
 from service.threads import shutting_down
@@ -27,7 +28,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     """
     services = bootstrap(overrides)
     settings = services.settings
-    app = Flask(__name__)
+    app = RoutedOnce(__name__)  # werkzeug's router leaves a cycle per call: service/api/routing.py
     if settings.trusted_proxies:
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]

@@ -22,9 +22,12 @@ class MeldRulesSchema(Schema):
     joker_worth_zero_in_meld = Flag(load_default=False)
 
 
+meld_rules_schema = MeldRulesSchema()  # one: a schema made per request is a reference cycle
+
+
 class MeldCheckSchema(Schema):
     sets = Table(required=True)
-    rules = fields.Nested(MeldRulesSchema, load_default=lambda: MeldRulesSchema().load({}))
+    rules = fields.Nested(MeldRulesSchema, load_default=lambda: meld_rules_schema.load({}))
 
 
 meld_check_schema = MeldCheckSchema()
