@@ -87,13 +87,17 @@ class StateTable(WorkerRows):
             _SEQUENCE.pack_into(self._memory, at, sequence + 2)  # even: whole
         return True
 
-    def newest(self, match_id: str, *, newer_than: int) -> tuple[int, bytes] | None:
+    def newest(
+        self, match_id: str, *, newer_than: int, others_only: bool = False
+    ) -> tuple[int, bytes] | None:
         """The newest (version, state) of ``match_id`` any worker published, if newer than
-        ``newer_than``; ``None`` otherwise (or when every newer slot was being written)."""
+        ``newer_than``; ``None`` otherwise (or when every newer slot was being written).
+        ``others_only``: not in this worker's own row (what it published, it holds)."""
         name = match_id.encode("utf-8")
         best: tuple[int, bytes] | None = None
         first = self._bucket(match_id)
-        for at in (self._at(row, first + way) for row in range(self.rows) for way in (0, 1)):
+        rows = [row for row in range(self.rows) if not (others_only and row == self.row)]
+        for at in (self._at(row, first + way) for row in rows for way in (0, 1)):
             sequence, version, length, crc, held, _ = _HEADER.unpack_from(self._memory, at)
             if sequence % 2 or version <= newer_than or held.rstrip(b"\0") != name:
                 continue

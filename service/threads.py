@@ -53,13 +53,20 @@ _pool_pid = 0
 _pool_lock = threading.Lock()
 
 
+_patched = False  # once gevent has patched this process, it stays patched
+
+
 def event_loop() -> bool:
     """True when this process runs on gevent (its ``threading`` is patched)."""
+    global _patched
+    if _patched:
+        return True
     if "gevent" not in sys.modules:
         return False
     from gevent import monkey
 
-    return bool(monkey.is_module_patched("threading"))
+    _patched = bool(monkey.is_module_patched("threading"))
+    return _patched
 
 
 def cpu_bound(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

@@ -50,6 +50,17 @@ def test_the_newest_version_over_every_workers_row_wins() -> None:
     assert states.newest("match-1", newer_than=0) == (9, b"nine")
 
 
+def test_a_worker_may_leave_its_own_row_out_of_the_search() -> None:
+    states = table()
+    states.put("match-1", 9, b"mine")  # row 0: this worker's
+    states.row = 1
+    states.put("match-1", 6, b"theirs")
+    states.row = 0
+    assert states.newest("match-1", newer_than=0) == (9, b"mine")
+    assert states.newest("match-1", newer_than=0, others_only=True) == (6, b"theirs")
+    assert states.newest("match-1", newer_than=6, others_only=True) is None
+
+
 def test_another_match_in_the_same_slot_is_never_taken_for_it() -> None:
     states = table()
     second, third = same_bucket_as("match-1"), same_bucket_as("match-1", skip=1)

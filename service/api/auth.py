@@ -54,8 +54,8 @@ def prefers_minimal() -> bool:
     """Whether the request asks ``Prefer: return=minimal`` (RFC 7240): the move's answer is
     then a 204 with the version in its ``ETag``, without the view. Any other preference, or a
     ``Prefer`` this does not read, leaves the full answer (a preference may be ignored)."""
-    header = request.headers.get("Prefer")
-    if header is None:
+    header = request.environ.get("HTTP_PREFER")  # what request.headers reads, less the wrapping
+    if not isinstance(header, str):
         return False
     for preference in header.split(","):
         name, _, value = preference.partition(";")[0].partition("=")

@@ -93,6 +93,11 @@ class Batcher(Generic[Item, Answer]):
         self._lead()  # this call is the first of the queue: it goes in the batch sent now
         return call.outcome()
 
+    @property
+    def sending(self) -> bool:
+        """Whether a batch is on its way now (calls made meanwhile queue behind it)."""
+        return self._leading
+
     def waiting(self) -> int:
         """How many calls are queued behind the batch being sent."""
         with self._lock:

@@ -279,7 +279,10 @@ class MatchStore:
         table = shared_states.current()
         if table is None:
             return entry
-        newer = table.newest(match_id, newer_than=-1 if entry is None else entry[0].version)
+        if entry is None:
+            newer = table.newest(match_id, newer_than=-1)
+        else:  # what this worker published it holds, at that version or a newer one
+            newer = table.newest(match_id, newer_than=entry[0].version, others_only=True)
         if newer is None:
             return entry
         return self._parse(newer[1])

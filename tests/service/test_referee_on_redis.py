@@ -219,7 +219,9 @@ def test_a_copy_another_worker_of_the_host_published_spares_the_second_round_tri
     match_id, (ann, bo) = set_up(referee)
     referee.view(match_id, ann)  # this worker's copy: Ann to play
     other = another_worker(settings)
+    table.row = 1  # the other worker's process writes its own row of the table
     other.draw(match_id, ann)  # Bo's turn now, published by the other worker
+    table.row = 0
     before = commands(redis_client)
     moved = referee.draw(match_id, bo)
     assert moved.drawn == ("O3",)
