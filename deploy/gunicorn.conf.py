@@ -88,7 +88,10 @@ reuse_port = os.environ.get("GUNICORN_REUSE_PORT", "1").strip() != "0"
 # stream's per-wait objects (a timer, a waiter: alive until the next event, seconds later) to
 # the oldest generation, and a full collection over every open stream's objects (100-170 ms
 # of CPU at 2,500 streams a worker) ran about every 30 s. With young collections every 50,000
-# allocations those objects are gone before they age.
+# allocations those objects are gone before they age. The price is a longer young collection
+# when one comes, so a request must not leave garbage in reference cycles: werkzeug's router
+# left 7 objects a call, which filled the young generation in seconds under load and made
+# collections of 13-68 ms (service/api/routing.py remembers its answers instead).
 GC_THRESHOLDS = (50_000, 20, 10)
 
 timeout = 30  # a worker silent for this long is restarted
