@@ -14,6 +14,7 @@ import enum
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from service.rules.meld import initial_meld_value
 from service.rules.options import Rules
@@ -88,10 +89,7 @@ class IllegalTurn(Exception):
 
 def tiles_of(table: Iterable[Iterable[Tile]]) -> Counter[Tile]:
     """Return every tile of ``table`` as a multiset."""
-    counter: Counter[Tile] = Counter()
-    for tiles in table:
-        counter.update(tiles)
-    return counter
+    return Counter(chain.from_iterable(table))  # one count, not an update per set
 
 
 def set_key(tiles: Sequence[Tile]) -> tuple[str, ...]:
