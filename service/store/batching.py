@@ -32,13 +32,14 @@ Answer = TypeVar("Answer")
 
 class _Call(Generic[Item, Answer]):
     """One caller's call: its item, then its answer or error; ``turn`` is set when either is
-    in, or when this caller is to lead the next batch."""
+    in, or when this caller is to lead the next batch (``leads``)."""
 
-    __slots__ = ("answer", "answered", "error", "item", "turn")
+    __slots__ = ("answer", "answered", "error", "item", "leads", "turn")
 
     def __init__(self, item: Item) -> None:
         self.item = item
         self.turn = threading.Event()
+        self.leads = False
         self.answered = False
         self.answer: Answer | None = None
         self.error: BaseException | None = None
@@ -82,15 +83,18 @@ class Batcher(Generic[Item, Answer]):
         call: _Call[Item, Answer] = _Call(item)
         with self._lock:
             self._queue.append(call)
-            lead = not self._leading
-            self._leading = True
-        if not lead:
-            call.turn.wait()
+            fresh = not self._leading
+            if fresh:
+                self._leading = call.leads = True
+        if not fresh:
+            try:
+                call.turn.wait()
+            except BaseException:  # interrupted while it waited (its greenlet killed)
+                self._abandon(call)
+                raise
             if call.answered:
                 return call.outcome()
-        elif self._gather is not None:
-            self._gather()
-        self._lead()  # this call is the first of the queue: it goes in the batch sent now
+        self._lead(call, gather=fresh)
         return call.outcome()
 
     @property
@@ -103,36 +107,65 @@ class Batcher(Generic[Item, Answer]):
         with self._lock:
             return len(self._queue)
 
-    def _lead(self) -> None:
-        with self._lock:
-            batch = self._queue[: self.most]
-            del self._queue[: self.most]
+    def _lead(self, call: _Call[Item, Answer], *, gather: bool) -> None:
+        """Send ``call`` and those queued behind it, answer each, and pass the lead on."""
+        batch: list[_Call[Item, Answer]] = []
         answered = False
         try:
-            answers = list(self._send([call.item for call in batch]))
+            if gather and self._gather is not None:
+                self._gather()
+            with self._lock:
+                batch = self._queue[: self.most]  # ``call`` first: it heads the queue
+                del self._queue[: self.most]
+            answers = list(self._send([queued.item for queued in batch]))
             if len(answers) != len(batch):
                 raise RuntimeError(f"{len(answers)} answers to a batch of {len(batch)} calls")
-            for call, answer in zip(batch, answers, strict=True):
+            for queued, answer in zip(batch, answers, strict=True):
                 if isinstance(answer, BaseException):
-                    call.error = answer
+                    queued.error = answer
                 else:
-                    call.answer = answer
-                call.answered = True
+                    queued.answer = answer
+                queued.answered = True
             answered = True
         except Exception as error:  # the round trip's error is every call's
-            for call in batch:
-                call.error, call.answered = error, True
+            for queued in batch:
+                queued.error, queued.answered = error, True
             answered = True
         finally:
+            others = [queued for queued in batch if queued is not call]
             if not answered:  # the leader was interrupted: the others may or may not have run
-                for call in batch[1:]:
-                    call.error, call.answered = self._interrupted(), True
+                for queued in others:
+                    queued.error, queued.answered = self._interrupted(), True
             with self._lock:
-                self.batches += 1
-                self.calls += len(batch)
-                if self._queue:
-                    self._queue[0].turn.set()  # it leads the next batch
-                else:
-                    self._leading = False
-            for call in batch[1:]:
-                call.turn.set()
+                if batch:
+                    self.batches += 1
+                    self.calls += len(batch)
+                else:  # interrupted before it took its batch: its call goes unsent
+                    self._drop(call)
+                self._pass_lead()
+            for queued in others:
+                queued.turn.set()
+
+    def _abandon(self, call: _Call[Item, Answer]) -> None:
+        """A caller was interrupted while it waited: its call goes unless a batch on its way
+        carries it, and if it had just been handed the lead, the lead goes on."""
+        with self._lock:
+            self._drop(call)
+            if call.leads and not call.answered:
+                self._pass_lead()
+
+    def _drop(self, call: _Call[Item, Answer]) -> None:
+        for at, queued in enumerate(self._queue):  # under the lock
+            if queued is call:
+                del self._queue[at]
+                return
+
+    def _pass_lead(self) -> None:
+        """The first call queued leads the next batch; with none, nobody leads (under the
+        lock)."""
+        if self._queue:
+            following = self._queue[0]
+            following.leads = True
+            following.turn.set()
+        else:
+            self._leading = False

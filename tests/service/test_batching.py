@@ -3,9 +3,12 @@ store's commits through it against a real Redis (service/store/batching.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -331,3 +334,73 @@ def test_a_batch_falls_back_whole_when_redis_forgot_the_script(redis_url, redis_
     for match_id in matches:
         events = referee.store.events(match_id, after=0, limit=100)
         assert [e["type"] for e in events].count("draft_updated") == 1
+
+
+# -- greenlets killed while they wait (gevent, as gunicorn's workers run it) --------------------
+
+GREENLETS = r"""
+from gevent import monkey
+
+monkey.patch_all()
+
+import gevent
+
+from service.store.batching import Batcher
+
+sent = []
+greenlets = {}
+
+
+def send(items):
+    sent.append(list(items))
+    gevent.sleep(0.05)  # on its way: the others queue behind it
+    if len(sent) == 1:
+        greenlets[3].kill(block=False)  # the lead is about to be handed to 3
+    return [item * 7 for item in items]
+
+
+batcher = Batcher(send, interrupted=lambda: ConnectionError("interrupted"))
+answers = {}
+
+
+def call(item):
+    answers[item] = batcher(item)
+
+
+greenlets[1] = gevent.spawn(call, 1)
+gevent.sleep(0.01)  # 1 leads, its batch on its way
+for item in (2, 3, 4):
+    greenlets[item] = gevent.spawn(call, item)
+gevent.sleep(0.01)  # 2, 3 and 4 wait behind it
+greenlets[2].kill()  # killed while it waits: its call goes unsent
+gevent.joinall(list(greenlets.values()), timeout=5)
+late = gevent.with_timeout(5, batcher, 9, timeout_value="stuck")
+print(sent, sorted(answers.items()), late)
+
+# a first caller killed while it lets the others run, before it took its batch
+gathering = Batcher(
+    lambda items: [item * 7 for item in items],
+    interrupted=lambda: ConnectionError("interrupted"),
+    gather=lambda: gevent.sleep(0),
+)
+first = gevent.spawn(gathering, 1)
+gevent.sleep(0)  # it runs up to its gather, then this goes on
+first.kill()
+print(gevent.with_timeout(5, gathering, 5, timeout_value="stuck"), gathering.waiting())
+"""
+
+
+def test_callers_killed_while_waiting_leave_the_batcher_working() -> None:
+    # 2 is killed while it waits (its call is dropped); 3 is killed just as the lead is handed
+    # to it (it passes the lead to 4); a call after all this is still answered. Then a first
+    # caller is killed before it sends: the next call is answered, and nothing is left queued.
+    done = subprocess.run(
+        [sys.executable, "-c", GREENLETS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[[1], [4], [9]] [(1, 7), (4, 28)] 63", "35 0"], done
