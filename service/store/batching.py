@@ -12,7 +12,9 @@ and a batch is whatever piled up during the previous round trip.
 Each caller gets exactly what its call alone would have given: its own answer, or its own
 error. An error of the whole round trip (a lost connection, a timeout) is every caller's, as
 it would have been had each sent alone. When the leader itself is interrupted (its greenlet
-killed mid-send), the calls it carried get ``interrupted()``: they may or may not have run.
+killed mid-send), the calls it carried get ``interrupted()``: they may or may not have run. A
+caller interrupted while it waits leaves the queue (unless a batch on its way carries its call),
+and passes the lead on if it had just been handed it: no caller's death stops the others.
 
 It uses ``threading`` locks and events only, so it works for threads and, once gevent has
 patched them, for greenlets.
