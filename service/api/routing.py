@@ -14,7 +14,9 @@ path seen for the first time, one that matched nothing, or one that redirects go
 router as before. A match's paths repeat while it is played (its players view, draft, play and
 draw on the same few), so under load nearly every request is answered from memory; at most
 :data:`REMEMBERED` answers are kept, all forgotten at once when that is reached (paths carry
-ids a client chooses, so the memory must not grow with them).
+ids a client chooses, so the memory must not grow with them). A remembered answer skips the
+rule's converters too, which is right for the app's (strings, and ``int``), whose values depend
+on the path alone; a converter that looked anything else up would need the router every time.
 """
 
 from __future__ import annotations
