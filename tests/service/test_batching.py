@@ -144,30 +144,6 @@ def test_each_call_gets_its_own_error_and_the_others_their_answers() -> None:
     }
 
 
-def test_an_error_of_the_round_trip_is_each_of_its_calls_and_the_next_batch_goes_on() -> None:
-    batches: list[list[int]] = []
-    held, release = threading.Event(), threading.Event()
-
-    def send(items: Sequence[int]) -> list[int]:
-        batches.append(list(items))
-        if len(batches) == 1:
-            held.set()
-            assert release.wait(10)
-        if len(batches) == 2:
-            raise TimeoutError("no answer")
-        return [item * 7 for item in items]
-
-    batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
-    first = threading.Thread(target=batcher, args=(100,))
-    first.start()
-    assert held.wait(10)
-    outcomes = call_all_released(batcher, range(1, 7), release)
-    first.join(10)
-    assert all(isinstance(outcome, TimeoutError) for outcome in outcomes.values()), outcomes
-    assert batcher(8) == 56  # the lead was passed on: the next call is sent
-    assert batches[-1] == [8]
-
-
 def call_all_released(
     batcher: Batcher[int, int], items: range, release: threading.Event
 ) -> dict[int, Any]:
@@ -191,7 +167,16 @@ class Killed(BaseException):
     """What interrupts a leader mid-send (as gevent's GreenletExit would)."""
 
 
-def test_when_the_leader_is_interrupted_its_batch_has_no_answer_and_the_lead_passes_on() -> None:
+@pytest.mark.parametrize(
+    "failure, leader_gets, others_get",
+    [
+        (TimeoutError("no answer"), TimeoutError, TimeoutError),  # the round trip's error
+        (Killed(), Killed, ConnectionError),  # the leader killed: the others have no answer
+    ],
+)
+def test_when_a_batch_fails_its_calls_get_the_failure_and_the_lead_passes_on(
+    failure: BaseException, leader_gets: type, others_get: type
+) -> None:
     batches: list[list[int]] = []
     held, release = threading.Event(), threading.Event()
 
@@ -201,7 +186,7 @@ def test_when_the_leader_is_interrupted_its_batch_has_no_answer_and_the_lead_pas
             held.set()
             assert release.wait(10)
         if len(batches) == 2:
-            raise Killed
+            raise failure
         return [item * 7 for item in items]
 
     batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
@@ -211,10 +196,10 @@ def test_when_the_leader_is_interrupted_its_batch_has_no_answer_and_the_lead_pas
     outcomes = call_all_released(batcher, range(1, 7), release)
     first.join(10)
     leader = batches[1][0]
-    assert isinstance(outcomes[leader], Killed)
-    others = {item: outcome for item, outcome in outcomes.items() if item != leader}
-    assert all(isinstance(o, ConnectionError) for o in others.values()), others
-    assert batcher(8) == 56
+    assert isinstance(outcomes.pop(leader), leader_gets)
+    assert all(isinstance(outcome, others_get) for outcome in outcomes.values()), outcomes
+    assert batcher(8) == 56  # the lead was passed on: the next call is sent
+    assert batches[-1] == [8]
 
 
 def test_the_first_caller_lets_the_others_join_before_it_sends() -> None:
