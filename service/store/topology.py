@@ -97,7 +97,8 @@ class Topology:
         self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
     ) -> tuple[Any, int]:
         """Run ``script``, then ``WAIT replicas`` on the same connection, in one round trip;
-        return the script's answer and how many replicas have its writes."""
+        return the script's answer and how many replicas have its writes. What the store asks
+        of a topology whose commits are not sent :attr:`together` (a cluster)."""
         raise NotImplementedError
 
     together = False
@@ -185,33 +186,13 @@ class SingleTopology(Topology):
             self._replicas = checked
         return checked[1]
 
-    def eval_and_wait(
-        self, script: str, keys: Sequence[str], args: Sequence[Any], *, replicas: int
-    ) -> tuple[Any, int]:
-        answer, acknowledged = _run_and_wait(
-            self._committing, script, keys, args, replicas, self.wait_timeout_ms()
-        )
-        if isinstance(answer, Exception):
-            raise answer
-        return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
-
     together = True
 
     def eval_together(
         self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int
     ) -> tuple[list[Any], int]:
         client = self._committing if replicas > 0 else self._client
-        answers, acknowledged = _pipelined(client, script, runs, replicas, self.wait_timeout_ms())
-        unknown = [at for at, answer in enumerate(answers) if isinstance(answer, NoScriptError)]
-        if unknown:  # refused by its digest, so nothing ran: whole, which also caches it
-            again, second = _pipelined(
-                client, script, [runs[at] for at in unknown], replicas, self.wait_timeout_ms(),
-                whole=True,
-            )  # fmt: skip
-            for at, answer in zip(unknown, again, strict=True):
-                answers[at] = answer
-            acknowledged = min(acknowledged, second)
-        return answers, acknowledged
+        return _run_all(client, script, runs, replicas, self.wait_timeout_ms())
 
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         return redis.Redis.from_url(
@@ -280,16 +261,17 @@ class ClusterTopology(Topology):
                 "commit", self.settings.redis_max_connections, self.commit_read_timeout()
             )
             node = client.get_node_from_key(keys[0])
-            answer, acknowledged = _run_and_wait(
-                client.get_redis_connection(node), script, keys, args, replicas,
+            answers, acknowledged = _run_all(
+                client.get_redis_connection(node), script, [(keys, args)], replicas,
                 self.wait_timeout_ms(),
             )  # fmt: skip
+            answer = answers[0]
             if isinstance(answer, MovedError | AskError):
                 client.exists(keys[0])
                 continue
             if isinstance(answer, Exception):
                 raise answer
-            return answer, int(acknowledged) if not isinstance(acknowledged, Exception) else 0
+            return answer, acknowledged
         raise MovedError(f"slot of {keys[0]} kept moving")
 
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
@@ -329,27 +311,28 @@ def script_digest(script: str) -> str:
     return hashlib.sha1(script.encode("utf-8")).hexdigest()
 
 
-def _run_and_wait(
+def _run_all(
     client: redis.Redis,
     script: str,
-    keys: Sequence[str],
-    args: Sequence[Any],
+    runs: Sequence[tuple[Sequence[str], Sequence[Any]]],
     replicas: int,
     timeout_ms: int,
-) -> tuple[Any, Any]:
-    """``EVALSHA`` then ``WAIT`` on one connection (one round trip); ``EVAL`` and ``WAIT``
-    again when the node did not know the script (nothing ran: its digest was refused).
-    Answers the script's answer and ``WAIT``'s, each maybe an exception."""
-    pipe = client.pipeline(transaction=False)
-    pipe.evalsha(script_digest(script), len(keys), *keys, *args)
-    pipe.execute_command("WAIT", replicas, timeout_ms)
-    answer, acknowledged = pipe.execute(raise_on_error=False)
-    if isinstance(answer, NoScriptError):
-        pipe = client.pipeline(transaction=False)
-        pipe.eval(script, len(keys), *keys, *args)
-        pipe.execute_command("WAIT", replicas, timeout_ms)
-        answer, acknowledged = pipe.execute(raise_on_error=False)
-    return answer, acknowledged
+) -> tuple[list[Any], int]:
+    """Each run of ``script`` by its digest (``EVALSHA``), then ``WAIT replicas`` when that is
+    over 0, on one connection in one round trip; the runs the node refused for not knowing
+    the script (nothing ran) go again whole (``EVAL``, which also caches it), with ``WAIT``
+    again. Answers each run's answer (maybe an exception) and how many replicas acknowledged
+    them all (-1 without ``WAIT``, 0 when it failed)."""
+    answers, acknowledged = _pipelined(client, script, runs, replicas, timeout_ms)
+    unknown = [at for at, answer in enumerate(answers) if isinstance(answer, NoScriptError)]
+    if unknown:
+        again, second = _pipelined(
+            client, script, [runs[at] for at in unknown], replicas, timeout_ms, whole=True
+        )
+        for at, answer in zip(unknown, again, strict=True):
+            answers[at] = answer
+        acknowledged = min(acknowledged, second)
+    return answers, acknowledged
 
 
 def _pipelined(
