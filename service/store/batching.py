@@ -77,7 +77,7 @@ class Batcher(Generic[Item, Answer]):
         self._lock = threading.Lock()
         self._queue: list[_Call[Item, Answer]] = []
         self._leading = False  # a caller is sending a batch (the queue waits for it)
-        self.batches = 0  # round trips made, and the calls they carried (for the metrics)
+        self.batches = 0  # round trips made, and the calls they carried (read by the tests)
         self.calls = 0
 
     def __call__(self, item: Item) -> Answer:
