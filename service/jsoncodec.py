@@ -8,8 +8,9 @@ surrogate, which Python's ``json`` reads from a ``"\\ud800"`` escape and writes 
 API refuses such names, and for anything else that slips through, :func:`dumps` and
 :func:`loads` fall back to the standard library rather than fail a request.
 
-Request bodies are parsed with the standard library (``service/api/parsing.py``), whose
-behaviour the contract tests pin down; this module never sees untrusted text first.
+Request bodies are read by orjson too, and by the standard library for whatever orjson refuses
+(``service/api/parsing.py``): the standard library's reading is the one the contract tests pin
+down, and where orjson accepts a document both read the same value.
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from flask import request
 from marshmallow import EXCLUDE, Schema, ValidationError
 
@@ -85,7 +87,21 @@ def _defaults(schema: Schema) -> dict[str, Any] | None:
     return _DEFAULTS[key]
 
 
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def _parse(raw: bytes) -> Any:
+    """The JSON value of ``raw`` as the standard library reads it: orjson first (several times
+    faster), and the standard library for whatever orjson refuses (NaN, a BOM or UTF-16,
+    nesting past orjson's limit, malformed JSON), which then decides and words the error.
+    orjson reads an integer beyond 64 bits as a float: a body with 19 digits in a row goes
+    to the standard library. Otherwise, where orjson accepts a document, both read the same
+    value (``tests/api/test_request_parsing.py``)."""
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(raw)
     except RecursionError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from service.rules import COLOURS, Outcome, Rules, Tile, codes_of, parse_tiles
@@ -180,6 +180,24 @@ class Event:
     data: dict[str, object] = field(default_factory=dict)
 
 
+_MATCH_FIELDS = tuple(each.name for each in fields(Match))
+_MATCH_FIELD_SET = frozenset(_MATCH_FIELDS)
+_set_field = object.__setattr__
+
+
+def evolve(match: Match, changes: Mapping[str, Any]) -> Match:
+    """``dataclasses.replace(match, **changes)`` at half its cost: every move and draft
+    copies the match, and ``replace`` goes through the frozen ``__init__`` by keyword (a
+    ``Match`` has no ``__post_init__`` and no field outside ``__init__``)."""
+    unknown = changes.keys() - _MATCH_FIELD_SET
+    if unknown:
+        raise TypeError(f"Match has no field {sorted(unknown)[0]!r}")
+    copy = object.__new__(Match)
+    for name in _MATCH_FIELDS:
+        _set_field(copy, name, changes[name] if name in changes else getattr(match, name))
+    return copy
+
+
 @dataclass(frozen=True, slots=True)
 class Transition:
     """What a transition returns: the new match, its events, and the tiles the actor drew."""
@@ -209,7 +227,7 @@ def record(
     (one copy of the match, not two), and the event that produced that version."""
     version = match.version + 1
     return Transition(
-        replace(match, **(changes or {}), version=version),
+        evolve(match, {**(changes or {}), "version": version}),
         (Event(event_type, version, at, seat, dict(data)),),
     )
 

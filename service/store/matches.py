@@ -30,7 +30,9 @@ pipeline, each its own script with its own answer (``service.store.batching``).
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import secrets
 import threading
 import time
@@ -133,6 +135,27 @@ class Receipt:
     view: dict[str, Any]
 
 
+class _CommitIds:
+    """Ids no other commit has: a random prefix drawn once per process (again in a forked
+    child) and a count. A commit's id lets its script recognise the same commit sent again
+    after a lost answer; it is never a secret, and a count costs less than drawing 12 random
+    bytes for every move."""
+
+    def __init__(self) -> None:
+        self._draw()
+        os.register_at_fork(after_in_child=self._draw)
+
+    def _draw(self) -> None:
+        self._prefix = secrets.token_urlsafe(6) + "."  # 48 random bits
+        self._count = itertools.count()
+
+    def __call__(self) -> str:
+        return self._prefix + str(next(self._count))
+
+
+_commit_ids = _CommitIds()
+
+
 @dataclass(frozen=True)
 class Change:
     """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
@@ -147,7 +170,7 @@ class Change:
     check_clock: bool = False
     receipt: tuple[int, str, Receipt] | None = None
     guarded: bool = False
-    commit_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    commit_id: str = field(default_factory=lambda: _commit_ids())
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""The fast readings of a move's body and of an empty query string load what the schemas load.
+"""The fast readings of a body and of an empty query string read what the slow ones read.
+
+A body's JSON is read by orjson, and by the standard library where orjson refuses it: the
+value is the standard library's either way.
 
 A move's body is read by :func:`service.api.schemas.plain_table_body` when it is well formed,
 and by the marshmallow schema otherwise (which then names the fault); a query string left
@@ -7,6 +10,8 @@ empty gets what the schema loads from nothing, worked out once.
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import pytest
@@ -14,9 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from marshmallow import ValidationError
 
+from service.api.errors import BadRequest
 from service.api.fields import MAX_SET_TILES, MAX_TABLE_SETS
 from service.api.matches import events_query, view_query
-from service.api.parsing import _defaults
+from service.api.parsing import _defaults, _parse
 from service.api.schemas import plain_table_body, table_body_schema
 
 CODES = st.sampled_from(["R1", "B13", "K7", "O9", "J", "J=R1", "J=J", "R0", "R14", "X5", "", "r5"])
@@ -90,3 +96,84 @@ def test_a_move_with_a_bad_body_is_still_refused_naming_the_fault(client: Any) -
     assert answer.status_code == 400
     fields = {error["field"] for error in answer.get_json()["errors"]}
     assert fields == {"table.0.0", "extra"}
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def standard_reading(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        return type(error)
+
+
+def our_reading(raw: bytes) -> Any:
+    try:
+        return _parse(raw)
+    except BadRequest:
+        return BadRequest
+
+
+def same(ours: Any, theirs: Any) -> bool:
+    """Equal, NaN included, and of the same types (1 is not 1.0)."""
+    if isinstance(theirs, float) and math.isnan(theirs):
+        return isinstance(ours, float) and math.isnan(ours)
+    if isinstance(theirs, list):
+        return (
+            isinstance(ours, list)
+            and len(ours) == len(theirs)
+            and all(same(a, b) for a, b in zip(ours, theirs, strict=True))
+        )
+    if isinstance(theirs, dict):
+        return (
+            isinstance(ours, dict)
+            and list(ours) == list(theirs)
+            and all(same(ours[key], theirs[key]) for key in theirs)
+        )
+    return type(ours) is type(theirs) and ours == theirs
+
+
+@given(
+    JSON_VALUES | st.integers(min_value=-(2**70), max_value=2**70),
+    st.booleans(),
+    st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]),
+)
+def test_a_body_is_read_as_the_standard_library_reads_it(
+    value: Any, ascii_only: bool, encoding: str
+) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode(encoding)
+    theirs = standard_reading(raw)
+    if isinstance(theirs, type):  # refused: refused here too, as a 400
+        assert our_reading(raw) is BadRequest
+    else:
+        assert same(our_reading(raw), theirs)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a": 1, "a": 2}',  # the last of duplicate keys
+        b"[NaN, Infinity, -Infinity, 1e400]",  # orjson refuses these; the standard reads them
+        b"123456789012345678901234567890",  # beyond 64 bits (orjson: a float)
+        b"[18446744073709551616, -9223372036854775809, 9223372036854775808]",
+        b"[1e-400, -0, -0.0, 1.7976931348623157e308, 5e-324, 0.1e1]",
+        b'"\\ud800"',  # a lone surrogate escape
+        b'\xef\xbb\xbf{"table": []}',  # a UTF-8 byte order mark
+        b"[" * 2000 + b"]" * 2000,  # deeper than orjson reads
+        b'{"table": [["R1", "R2", "R3"]]} ',
+    ],
+)
+def test_what_orjson_refuses_or_reads_differently_is_the_standard_librarys(raw: bytes) -> None:
+    assert same(our_reading(raw), standard_reading(raw)) or (
+        our_reading(raw) is BadRequest and isinstance(standard_reading(raw), type)
+    )
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b"[1,]", b"\xff", b"{'a': 1}", b"[" * 100_000])
+def test_malformed_json_is_a_bad_request(raw: bytes) -> None:
+    assert our_reading(raw) is BadRequest

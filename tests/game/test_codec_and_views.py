@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
+from dataclasses import fields
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service.game import (
     FORMAT,
@@ -25,6 +29,7 @@ from service.game import (
     to_dict,
 )
 from service.game.codec import to_dict_format_1
+from service.game.state import Match, evolve
 from service.rules import MatchWinner, Rules, TileSet
 from tests.game.support import NOW, set_up, specs, table
 
@@ -146,3 +151,27 @@ def test_once_a_game_is_over_the_view_shows_its_outcome_and_no_turn() -> None:
         "winner": 0,
         "scores": [25, -25],
     }
+
+
+@given(st.data())
+def test_evolve_makes_the_copy_dataclasses_replace_makes(data: st.DataObject) -> None:
+    match = new_match("m", specs(3), rules=Rules(), rng=random.Random(2), now=NOW).match
+    donor = save_draft(
+        match, match.current_seat, [match.players[match.current_seat].rack[:2]], now=LATER
+    ).match
+    names = data.draw(st.lists(st.sampled_from([f.name for f in fields(Match)]), unique=True))
+    changes = {name: getattr(donor, name) for name in names}
+    copied = evolve(match, changes)
+    assert copied == dataclasses.replace(match, **changes)
+    assert all(
+        getattr(copied, f.name) is getattr(dataclasses.replace(match, **changes), f.name)
+        for f in fields(Match)
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copied.version = 0  # type: ignore[misc]
+
+
+def test_evolve_refuses_a_field_a_match_does_not_have() -> None:
+    match = new_match("m", specs(2), rules=Rules(), rng=random.Random(2), now=NOW).match
+    with pytest.raises(TypeError, match="no field 'versoin'"):
+        evolve(match, {"versoin": 3})
