@@ -71,18 +71,18 @@ _RULES_2: dict[str, Any] = {
 
 
 def to_dict(match: Match) -> dict[str, Any]:
-    """Return the whole state of ``match`` as a JSON-ready dict (format 2)."""
+    """Return the whole state of ``match`` as a JSON-ready dict (format 2).
+
+    Parts a move leaves alone (the rules, the players, the table, the results) are the same
+    objects in the next version of the match, and their JSON-ready forms are worked out once
+    per object (tuples, never changed by anyone)."""
     data: dict[str, Any] = {
         "f": FORMAT,
         "id": match.id,
-        "r": {
-            name: value
-            for name, value in _rules_items(match.rules)
-            if name not in _RULES_2 or _RULES_2[name] != value
-        },
-        "p": [_player_row(player) for player in match.players],
+        "r": _stored_options(match.rules),
+        "p": _player_rows(match.players),
         "pool": _joined(match.pool),
-        "tb": [" ".join(codes_of(tiles)) for tiles in match.table],
+        "tb": _table_row(match.table),
         "st": match.status.value,
         "cs": match.current_seat,
         "ts": match.turn_started,
@@ -90,11 +90,11 @@ def to_dict(match: Match) -> dict[str, Any]:
         "gf": match.game_first_seat,
         "pr": match.passes_in_a_row,
         "v": match.version,
-        "o": [_result_row(result) for result in match.outcomes],
+        "o": _result_rows(match.outcomes),
         "ca": match.created_at,
     }
     optional = {
-        "dr": None if match.draft is None else [" ".join(codes_of(t)) for t in match.draft],
+        "dr": None if match.draft is None else _table_row(match.draft),
         "td": match.turn_deadline,
         "seed": match.seed,
         "w": match.winner,
@@ -147,15 +147,44 @@ _joined = _PerObject(_joined_codes, 4096)
 """The codes of a tuple of tiles joined by spaces."""
 
 
-def _player_row(player: Player) -> list[Any]:
-    row = [player.name, int(player.bot), _joined(player.rack), int(player.melded)]
-    return [*row, player.score, player.games_won, int(player.left), player.ref]
+def _player_row(player: Player) -> tuple[Any, ...]:
+    row = (player.name, int(player.bot), _joined(player.rack), int(player.melded))
+    return (*row, player.score, player.games_won, int(player.left), player.ref)
 
 
-def _result_row(result: GameResult) -> list[Any]:
+def _result_row(result: GameResult) -> tuple[Any, ...]:
     outcome = result.outcome
     reason, ending = outcome.reason.value, result.ending.value
-    return [result.game_number, reason, ending, outcome.winner, list(outcome.scores)]
+    return (result.game_number, reason, ending, outcome.winner, outcome.scores)
+
+
+def _stored_options_of(rules: Rules) -> dict[str, Any]:
+    return {
+        name: value
+        for name, value in _rules_items(rules)
+        if name not in _RULES_2 or _RULES_2[name] != value
+    }
+
+
+_stored_options = _PerObject(_stored_options_of, 1024)
+"""The options of ``rules`` format 2 stores (the caller never changes the dict)."""
+
+
+def _player_rows_of(players: tuple[Player, ...]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(_player_row(player) for player in players)
+
+
+def _result_rows_of(results: tuple[GameResult, ...]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(_result_row(result) for result in results)
+
+
+def _table_row_of(table: Table) -> tuple[str, ...]:
+    return tuple(" ".join(codes_of(tiles)) for tiles in table)
+
+
+_player_rows = _PerObject(_player_rows_of, 4096)
+_result_rows = _PerObject(_result_rows_of, 4096)
+_table_row = _PerObject(_table_row_of, 4096)
 
 
 def _stored_rules(options: Mapping[str, Any]) -> Rules:
@@ -183,20 +212,27 @@ def _tiles(text: str) -> tuple[Any, ...]:
     return parse_tiles(text.split())
 
 
-def _match_from_format_2(data: Mapping[str, Any]) -> Match:
-    players = tuple(
-        Player(
-            name=str(name),
-            bot=bool(bot),
-            rack=_tiles(rack),
-            melded=bool(melded),
-            score=int(score),
-            games_won=int(games_won),
-            left=bool(left),
-            ref=_optional_str(ref),
-        )
-        for name, bot, rack, melded, score, games_won, left, ref in data["p"]
+@lru_cache(maxsize=4096)
+def _player_of_row(row: tuple[Any, ...]) -> Player:
+    """The player stored as ``row``, worked out once per equal row: a move changes one
+    player at most, and the others are the same rows as in the last state decoded."""
+    name, bot, rack, melded, score, games_won, left, ref = row
+    if not isinstance(name, str):  # never stored; and 1 == True would share a cached row
+        raise TypeError(f"a player's name is stored as a string, not {type(name).__name__}")
+    return Player(
+        name=name,
+        bot=bool(bot),
+        rack=_tiles(rack),
+        melded=bool(melded),
+        score=int(score),
+        games_won=int(games_won),
+        left=bool(left),
+        ref=_optional_str(ref),
     )
+
+
+def _match_from_format_2(data: Mapping[str, Any]) -> Match:
+    players = tuple(_player_of_row(tuple(row)) for row in data["p"])
     outcomes = tuple(
         GameResult(
             int(number),
