@@ -75,11 +75,11 @@ def to_dict(match: Match) -> dict[str, Any]:
 
     Parts a move leaves alone (the rules, the players, the table, the results) are the same
     objects in the next version of the match, and their JSON-ready forms are worked out once
-    per object (tuples, never changed by anyone)."""
+    per object (tuples, which nobody can change, and a copy of the options' dict)."""
     data: dict[str, Any] = {
         "f": FORMAT,
         "id": match.id,
-        "r": _stored_options(match.rules),
+        "r": dict(_stored_options(match.rules)),  # a copy: the caller may change its dict
         "p": _player_rows(match.players),
         "pool": _joined(match.pool),
         "tb": _table_row(match.table),
@@ -167,7 +167,7 @@ def _stored_options_of(rules: Rules) -> dict[str, Any]:
 
 
 _stored_options = _PerObject(_stored_options_of, 1024)
-"""The options of ``rules`` format 2 stores (the caller never changes the dict)."""
+"""The options of ``rules`` format 2 stores (handed out as copies)."""
 
 
 def _player_rows_of(players: tuple[Player, ...]) -> tuple[tuple[Any, ...], ...]:

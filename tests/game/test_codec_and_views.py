@@ -175,3 +175,15 @@ def test_evolve_refuses_a_field_a_match_does_not_have() -> None:
     match = new_match("m", specs(2), rules=Rules(), rng=random.Random(2), now=NOW).match
     with pytest.raises(TypeError, match="no field 'versoin'"):
         evolve(match, {"versoin": 3})
+
+
+def test_a_stored_form_changed_by_its_caller_changes_no_later_one() -> None:
+    match = new_match(
+        "m", specs(2), rules=Rules(initial_meld_points=12), rng=random.Random(3), now=NOW
+    ).match
+    first = through_json(to_dict(match))
+    changed = to_dict(match)
+    changed["r"]["rounds"] = 9
+    changed["p"] = []
+    assert through_json(to_dict(match)) == first
+    assert from_dict(through_json(to_dict(match))) == match
