@@ -9,8 +9,8 @@ API refuses such names, and for anything else that slips through, :func:`dumps` 
 :func:`loads` fall back to the standard library rather than fail a request.
 
 Request bodies are read by orjson too, and by the standard library for whatever orjson refuses
-(``service/api/parsing.py``): the standard library's reading is the one the contract tests pin
-down, and where orjson accepts a document both read the same value.
+or would read differently, an integer beyond 64 bits (``service/api/parsing.py``): the standard
+library's reading is the one the contract tests pin down, and the body's value is the same.
 """
 
 from __future__ import annotations
