@@ -170,7 +170,7 @@ class Change:
     check_clock: bool = False
     receipt: tuple[int, str, Receipt] | None = None
     guarded: bool = False
-    commit_id: str = field(default_factory=lambda: _commit_ids())
+    commit_id: str = field(default_factory=_commit_ids)
 
 
 @dataclass(frozen=True)
