@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, request, url_for
 from marshmallow import Schema, fields, validate
 
 from service import game
 from service.api import apps, auth
+from service.api.extensions import referee
 from service.api.fields import WholeNumber
 from service.api.parsing import load_body, load_query
 from service.game import MAX_REF_LENGTH, Match, Status
-from service.referee import BadToken, Referee, Rematched
+from service.referee import BadToken, Rematched
 
 __all__ = ["blueprint", "seats_of"]
 
@@ -35,12 +36,6 @@ class LeaveBody(Schema):
 
 
 list_query, leave_body = ListQuery(), LeaveBody()
-
-
-def referee() -> Referee:
-    """The app's referee."""
-    ref: Referee = current_app.extensions["referee"]
-    return ref
 
 
 def etag(version: int) -> str:

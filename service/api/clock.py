@@ -15,8 +15,8 @@ from flask import Blueprint, Response, abort, current_app, jsonify
 from marshmallow import Schema, ValidationError, fields, validate
 
 from service import game
+from service.api.extensions import referee
 from service.api.parsing import load_body
-from service.referee import Referee
 
 __all__ = ["blueprint"]
 
@@ -52,8 +52,7 @@ def advance_clock(match_id: str) -> Response:
     if not current_app.config["REFEREE_SETTINGS"].test_mode:
         abort(404)
     body: dict[str, Any] = load_body(clock_schema)
-    referee: Referee = current_app.extensions["referee"]
-    match, now = referee.advance_clock(match_id, body["advance"])
+    match, now = referee().advance_clock(match_id, body["advance"])
     response = jsonify(game.public_view(match, now=now))
     response.headers["ETag"] = f'"{match.version}"'
     return response

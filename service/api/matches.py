@@ -10,6 +10,7 @@ from marshmallow import Schema, fields, validate
 from service import game
 from service.api import apps, auth, backends
 from service.api.connections import Refused, waiting
+from service.api.extensions import referee
 from service.api.jsonprovider import OrjsonProvider
 from service.api.parsing import load_body, load_query
 from service.api.rendered import Reader, RenderedViews
@@ -21,7 +22,7 @@ from service.api.schemas import (
 )
 from service.game import Match
 from service.game.state import sorted_rack
-from service.referee import Moved, Referee
+from service.referee import Moved
 from service.rules import codes_of, name_readings
 
 __all__ = ["blueprint"]
@@ -42,12 +43,6 @@ class EventsQuery(Schema):
 
 
 view_query, events_query = ViewQuery(), EventsQuery()
-
-
-def referee() -> Referee:
-    """The app's referee."""
-    ref: Referee = current_app.extensions["referee"]
-    return ref
 
 
 def view_of(match: Match, seat: int | None, now: float, app: str | None = None) -> dict[str, Any]:
