@@ -284,16 +284,25 @@ class Referee:
             raise MatchNotFound(match_id)
         return self.store.events(match_id, after=after, limit=limit)
 
+    def stream_start(self, match_id: str, *, after: int) -> int | None:
+        """Where following the match's events after ``after`` starts: the version of its last
+        event (0 before any), or ``None`` when the match is finished or canceled and ``after``
+        is its last event (nothing will come). Raise MatchNotFound."""
+        if not self.store.exists(match_id):
+            raise MatchNotFound(match_id)
+        last = self.store.last_event(match_id)
+        if last is None:
+            return 0
+        if last.type in LAST_EVENTS and after >= last.version:
+            return None
+        return last.version
+
     def follow(
         self, match_id: str, *, after: int, wake: float
     ) -> Iterator[list[StoredEvent]] | None:
         """The match's events after ``after`` as they come (see ``MatchStore.follow``);
-        ``None`` when the match is finished or canceled and ``after`` is its last event.
-        Raise MatchNotFound."""
-        if not self.store.exists(match_id):
-            raise MatchNotFound(match_id)
-        last = self.store.last_event(match_id)
-        if last is not None and last.type in LAST_EVENTS and after >= last.version:
+        ``None`` when nothing will come (:meth:`stream_start`). Raise MatchNotFound."""
+        if self.stream_start(match_id, after=after) is None:
             return None
         return self.store.follow(match_id, after=after, wake=wake)
 

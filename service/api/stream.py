@@ -35,11 +35,12 @@ from flask import Blueprint, Response, current_app, request
 
 from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
+from service.api.extensions import referee
 from service.config import Settings
 from service.fanout import Fanout, FeedLost
 from service.observability import STREAMS_OPEN
 from service.referee import LAST_EVENTS, MatchNotFound
-from service.store import MatchStore, StoredEvent, StoreUnavailable
+from service.store import StoredEvent, StoreUnavailable
 from service.threads import shutting_down, when_closed
 
 __all__ = ["blueprint", "sse_message"]
@@ -57,11 +58,10 @@ _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def stream(match_id: str) -> Response:
     """Stream the public events after the client's last one; 404 for an unknown match."""
     after = _resume_point()
-    store: MatchStore = current_app.extensions["store"]
-    if not _MATCH_ID.fullmatch(match_id) or not store.exists(match_id):
+    if not _MATCH_ID.fullmatch(match_id):
         raise MatchNotFound(match_id)
-    last = store.last_event(match_id)
-    if last is not None and last.type in LAST_EVENTS and after >= last.version:
+    latest = referee().stream_start(match_id, after=after)
+    if latest is None:
         return Response(status=204)  # finished (or canceled), and the client has every event
     try:
         ticket = admit()
@@ -73,7 +73,7 @@ def stream(match_id: str) -> Response:
         request.environ.get("gunicorn.socket"),
         match_id,
         after=after,
-        latest=0 if last is None else last.version,
+        latest=latest,
         keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
     )

@@ -325,6 +325,23 @@ def test_following_yields_events_as_they_are_committed_and_ends_with_the_match(
     following.close()
 
 
+def test_a_stream_starts_at_the_last_event_and_not_at_all_once_the_match_is_over(
+    referee: Referee,
+) -> None:
+    created = referee.create(
+        ANN_BO, rules=Rules(), setup=Setup.parse(RACKS, POOL), owner="app-1"
+    ).match
+    assert referee.stream_start(created.id, after=0) == created.version
+    assert referee.stream_start(created.id, after=created.version) == created.version  # live
+    canceled, _ = referee.cancel(created.id, app="app-1")
+    assert referee.stream_start(created.id, after=0) == canceled.version
+    assert referee.stream_start(created.id, after=canceled.version - 1) == canceled.version
+    assert referee.stream_start(created.id, after=canceled.version) is None
+    assert referee.follow(created.id, after=canceled.version, wake=0.1) is None
+    with pytest.raises(MatchNotFound):
+        referee.stream_start("no-such-match", after=0)
+
+
 def test_a_move_whose_turn_ran_out_after_its_if_match_is_refused_and_the_time_stands(
     referee: Referee,
 ) -> None:
