@@ -116,7 +116,12 @@ class Topology:
 
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         """A client holding one connection of its own to the node of ``key`` (for ``XREAD
-        BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it."""
+        BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it.
+
+        Like every client here it does not retry: a lost connection raises at once, and the
+        caller's reader ends (a stream's client resumes with ``Last-Event-ID``). redis-py's
+        default would retry 3 times after random waits of up to 2, 4 and 8 s, on the same
+        address even when a failover has moved the key's slot elsewhere."""
         raise NotImplementedError
 
     def tracking_client(self) -> redis.Redis | None:
@@ -197,11 +202,9 @@ class SingleTopology(Topology):
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         return redis.Redis.from_url(
             self.settings.redis_url,
-            socket_connect_timeout=self.settings.redis_connect_timeout,
-            socket_timeout=read_timeout,
-            decode_responses=True,
             single_connection_client=True,
             client_name=name,
+            **self._options(read_timeout),
         )
 
     def tracking_client(self) -> redis.Redis | None:
@@ -279,11 +282,9 @@ class ClusterTopology(Topology):
         return redis.Redis(
             host=node.host,
             port=node.port,
-            socket_connect_timeout=self.settings.redis_connect_timeout,
-            socket_timeout=read_timeout,
-            decode_responses=True,
             single_connection_client=True,
             client_name=name,
+            **self._options(read_timeout),
         )
 
     def _built(

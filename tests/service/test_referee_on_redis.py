@@ -6,6 +6,7 @@ No HTTP here: these tests call the referee as the API does, and read Redis throu
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -27,7 +28,7 @@ from service.referee import (
     TokenForAnotherMatch,
 )
 from service.rules import Rules, parse_tiles
-from service.store import Change, Keys, MatchStore, Stale
+from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
 from service.sweeper import Sweeper
 from tests.support.redis_process import RedisProcess
 
@@ -354,3 +355,37 @@ def test_a_move_whose_turn_ran_out_after_its_if_match_is_refused_and_the_time_st
     match, _, _ = referee.view(match_id, bo)
     assert match.version > seen.version and match.current_seat == 1  # the timeout stands
     assert referee.draw(match_id, bo, if_match=match.version).version == match.version + 1
+
+
+def test_a_follower_whose_connection_is_lost_ends_at_once_and_does_not_retry(
+    referee: Referee,
+) -> None:
+    """A stream resumes with Last-Event-ID; its reader must not sit out redis-py's default
+    retries (random waits of up to 2, 4 and 8 s, on the same address even after a failover
+    moved the slot): a connection lost under a blocking read ends the follow."""
+    match_id, (ann, _) = set_up(referee)
+    created, _, _ = referee.view(match_id, ann)
+    following = referee.follow(match_id, after=created.version, wake=5.0)
+    assert following is not None
+    outcome: list[object] = []
+
+    def read() -> None:
+        try:
+            outcome.append(next(following))
+        except Exception as error:  # the outcome is what the test checks
+            outcome.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    client = referee.store.topology.client
+    name = "sse:" + match_id
+    deadline = time.monotonic() + 10
+    while not (blocked := [c for c in client.client_list() if c["name"] == name]):
+        assert time.monotonic() < deadline, "the follower never blocked on its own connection"
+        time.sleep(0.01)
+    assert blocked[0]["cmd"] == "xread"
+    assert client.client_kill_filter(_id=blocked[0]["id"]) == 1
+    reader.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], StoreUnavailable), outcome
+    assert not [c for c in client.client_list() if c["name"] == name], "it connected again"
+    following.close()
