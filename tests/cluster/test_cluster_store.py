@@ -5,14 +5,16 @@ from __future__ import annotations
 import time
 
 import pytest
+import redis
 from redis.cluster import RedisCluster
 
 from service.config import Settings
 from service.game import PlayerSpec
 from service.referee import Referee
 from service.rules import Rules
-from service.store import Change, Keys, MatchStore, Stale, open_topology
+from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable, open_topology
 from tests.support.cluster import LocalCluster
+from tests.support.following import cut_while_following
 
 pytestmark = pytest.mark.cluster
 
@@ -122,3 +124,17 @@ def test_deadlines_are_found_on_every_shard_of_the_cluster(store: MatchStore) ->
     assert len({store.topology.node_of(Keys(match_id).deadlines) for match_id in ids}) == 3
     time.sleep(1.3)
     assert ids <= set(store.due(limit=100))
+
+
+def test_a_follower_whose_connection_is_lost_ends_at_once_and_does_not_retry(
+    store: MatchStore,
+) -> None:
+    """A stream resumes with Last-Event-ID: its reader must not sit out redis-py's default
+    retries (random waits of up to 2, 4 and 8 s, on the same address even after a failover
+    moved the slot: tests/cluster/test_failover.py saw a stream outlive its master)."""
+    referee = Referee(store)
+    created = referee.create([PlayerSpec("Ann"), PlayerSpec("Bo")], rules=Rules()).match
+    node = store.topology.client.get_node_from_key(Keys(created.id).events)
+    with redis.Redis(host=node.host, port=node.port, decode_responses=True) as client:
+        outcome = cut_while_following(store, client, created.id, created.version)
+    assert isinstance(outcome, StoreUnavailable), outcome

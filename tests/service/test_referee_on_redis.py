@@ -6,7 +6,6 @@ No HTTP here: these tests call the referee as the API does, and read Redis throu
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from service.referee import (
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
 from service.sweeper import Sweeper
+from tests.support.following import cut_while_following
 from tests.support.redis_process import RedisProcess
 
 ANN_BO = [PlayerSpec("Ann"), PlayerSpec("Bo")]
@@ -360,32 +360,10 @@ def test_a_move_whose_turn_ran_out_after_its_if_match_is_refused_and_the_time_st
 def test_a_follower_whose_connection_is_lost_ends_at_once_and_does_not_retry(
     referee: Referee,
 ) -> None:
-    """A stream resumes with Last-Event-ID; its reader must not sit out redis-py's default
-    retries (random waits of up to 2, 4 and 8 s, on the same address even after a failover
-    moved the slot): a connection lost under a blocking read ends the follow."""
+    """A stream resumes with Last-Event-ID: its reader ends as its connection goes (on a
+    cluster too: tests/cluster/test_cluster_store.py)."""
     match_id, (ann, _) = set_up(referee)
     created, _, _ = referee.view(match_id, ann)
-    following = referee.follow(match_id, after=created.version, wake=5.0)
-    assert following is not None
-    outcome: list[object] = []
-
-    def read() -> None:
-        try:
-            outcome.append(next(following))
-        except Exception as error:  # the outcome is what the test checks
-            outcome.append(error)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    client = referee.store.topology.client
-    name = "sse:" + match_id
-    deadline = time.monotonic() + 10
-    while not (blocked := [c for c in client.client_list() if c["name"] == name]):
-        assert time.monotonic() < deadline, "the follower never blocked on its own connection"
-        time.sleep(0.01)
-    assert blocked[0]["cmd"] == "xread"
-    assert client.client_kill_filter(_id=blocked[0]["id"]) == 1
-    reader.join(30)
-    assert len(outcome) == 1 and isinstance(outcome[0], StoreUnavailable), outcome
-    assert not [c for c in client.client_list() if c["name"] == name], "it connected again"
-    following.close()
+    store = referee.store
+    outcome = cut_while_following(store, store.topology.client, match_id, created.version)
+    assert isinstance(outcome, StoreUnavailable), outcome
