@@ -54,7 +54,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     apps.init_app(app)
     limits.init_app(app)
-    webhooks.init_app(app, services.notifications)
+    webhooks.init_app(app, services)
     for blueprint in (
         meta.blueprint,
         meld.blueprint,

@@ -1,4 +1,5 @@
-"""Wiring: settings, the store on its Redis topology, and the referee, for every process.
+"""Wiring: settings, the store on its Redis topology, the referee and the webhooks, for
+every process.
 
 ``create_app`` (the API), the sweeper and the webhook dispatcher all start from
 :func:`bootstrap`, so they run the same referee on the same store; nothing here connects yet.
@@ -16,6 +17,7 @@ from service.referee import Referee, SteppingAside
 from service.store import MatchStore
 from service.store.notify import Notifications
 from service.threads import cpu_bound
+from service.webhooks.registry import Webhooks
 
 __all__ = ["Services", "bootstrap"]
 
@@ -27,7 +29,8 @@ class Services:
     settings: Settings
     store: MatchStore
     referee: Referee
-    notifications: Notifications  # webhooks, deliveries and the apps' outboxes
+    notifications: Notifications  # webhooks, deliveries and the apps' outboxes (Redis)
+    webhooks: Webhooks  # the apps' webhooks: the use cases the API answers
 
 
 def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
@@ -41,7 +44,9 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
         on_events=observability.record_events,
         run_search=_off_the_loop,
     )
-    return Services(settings, store, referee, Notifications(store.topology))
+    notifications = Notifications(store.topology)
+    hooks = Webhooks(notifications, now=store.now, test_mode=settings.test_mode)
+    return Services(settings, store, referee, notifications, hooks)
 
 
 def _off_the_loop(work: Callable[[], Any]) -> Any:

@@ -1,8 +1,9 @@
 """Webhooks and the app feed (an app's key): register, list, get, delete, the deliveries log,
 redelivery, and ``GET /v1/feed``, one Server-Sent Events stream of all the app's notifications.
 
-What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatcher`. The
-secret is answered once, by the registration; never again, nor logged.
+What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatcher`; the
+use cases are :class:`service.webhooks.registry.Webhooks`. The secret is answered once, by
+the registration; never again, nor logged.
 
 The feed reads the app's outboxes on every shard (:class:`service.store.notify.FeedReader`),
 once per worker for all the app's listeners (:class:`service.fanout.AppFeeds`): a hundred
@@ -30,16 +31,15 @@ from service.api import apps
 from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
 from service.api.parsing import load_body, load_query
+from service.bootstrap import Services
 from service.config import Settings
 from service.fanout import AppFeeds, FeedFollower, FeedLost
 from service.notices import EVENT_TYPES
 from service.observability import STREAMS_OPEN
-from service.store import SHARDS, MatchStore, StoreUnavailable
-from service.store.notify import Notifications, Webhook
+from service.store import StoreUnavailable
 from service.threads import shutting_down, when_closed
-from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 from service.webhooks.metrics import DeliveryMetrics
-from service.webhooks.targets import parse_target, resolve
+from service.webhooks.registry import Webhooks
 
 __all__ = [
     "blueprint",
@@ -51,11 +51,9 @@ __all__ = [
 blueprint = Blueprint("webhooks", __name__)
 log = logging.getLogger(__name__)
 
-MAX_WEBHOOKS = 16  # per app
 MAX_LOG = 100
 RETRY_MILLISECONDS = 2000
 _ENTRY = re.compile(r"0|[0-9]{1,15}(-[0-9]{1,10})?")
-_ID = re.compile(r"[A-Za-z0-9_]{1,128}")
 
 
 class Register(Schema):
@@ -73,9 +71,10 @@ class LogQuery(Schema):
 register_body, log_query = Register(), LogQuery()
 
 
-def notifications() -> Notifications:
-    notes: Notifications = current_app.extensions["notifications"]
-    return notes
+def webhooks() -> Webhooks:
+    """The apps' webhooks: the use cases these views call."""
+    hooks: Webhooks = current_app.extensions["webhooks"]
+    return hooks
 
 
 def _settings() -> Settings:
@@ -83,28 +82,12 @@ def _settings() -> Settings:
     return settings
 
 
-def _own(app: str, webhook_id: str) -> Webhook:
-    hook = notifications().webhook(app, webhook_id) if _ID.fullmatch(webhook_id) else None
-    if hook is None:
-        raise WebhookNotFound(f"this app has no webhook {webhook_id}")
-    return hook
-
-
 @blueprint.post("/v1/webhooks")
 def register() -> tuple[Response, int, dict[str, str]]:
     """A new webhook; its secret is in this answer only."""
     app = apps.required_app()
     body = load_body(register_body)
-    test_mode = _settings().test_mode
-    target = parse_target(body["url"], test_mode=test_mode)
-    if not test_mode:
-        resolve(target, test_mode=False)
-    events = list(dict.fromkeys(body.get("events") or EVENT_TYPES))
-    notes = notifications()
-    if len(notes.webhooks(app)) >= MAX_WEBHOOKS:
-        raise TooManyWebhooks(f"an app has at most {MAX_WEBHOOKS} webhooks: delete one first")
-    store: MatchStore = current_app.extensions["store"]
-    hook = notes.register(app, body["url"], events, store.now())
+    hook = webhooks().register(app, body["url"], body.get("events"))
     answer = {**hook.public(), "secret": hook.secret}
     location = url_for("webhooks.get_webhook", webhook_id=hook.id)
     return jsonify(answer), 201, {"Location": location}
@@ -113,35 +96,31 @@ def register() -> tuple[Response, int, dict[str, str]]:
 @blueprint.get("/v1/webhooks")
 def list_webhooks() -> dict[str, Any]:
     app = apps.required_app()
-    return {"webhooks": [hook.public() for hook in notifications().webhooks(app)]}
+    return {"webhooks": [hook.public() for hook in webhooks().of_app(app)]}
 
 
 @blueprint.get("/v1/webhooks/<webhook_id>")
 def get_webhook(webhook_id: str) -> dict[str, Any]:
-    return _own(apps.required_app(), webhook_id).public()
+    return webhooks().get(apps.required_app(), webhook_id).public()
 
 
 @blueprint.delete("/v1/webhooks/<webhook_id>")
 def delete_webhook(webhook_id: str) -> tuple[str, int]:
-    app = apps.required_app()
-    _own(app, webhook_id)
-    notifications().delete(app, webhook_id)
+    webhooks().delete(apps.required_app(), webhook_id)
     return "", 204
 
 
 @blueprint.get("/v1/webhooks/<webhook_id>/deliveries")
 def deliveries(webhook_id: str) -> dict[str, Any]:
-    hook = _own(apps.required_app(), webhook_id)
+    app = apps.required_app()
     limit = load_query(log_query)["limit"]
-    found = notifications().deliveries(hook.id, limit=limit)
+    found = webhooks().deliveries(app, webhook_id, limit=limit)
     return {"deliveries": [delivery.public() for delivery in found]}
 
 
 @blueprint.post("/v1/webhooks/<webhook_id>/deliveries/<delivery_id>/redeliver")
 def redeliver(webhook_id: str, delivery_id: str) -> tuple[Response, int]:
-    hook = _own(apps.required_app(), webhook_id)
-    if not _ID.fullmatch(delivery_id) or not notifications().redeliver(hook.id, delivery_id):
-        raise DeliveryNotFound(f"webhook {hook.id} has no delivery {delivery_id}")
+    webhooks().redeliver(apps.required_app(), webhook_id, delivery_id)
     return jsonify({"id": delivery_id, "status": "pending"}), 202
 
 
@@ -153,16 +132,17 @@ def feed_id(positions: list[str]) -> str:
     return ".".join("0" if p in ("0-0", "0") else p for p in positions)
 
 
-def parse_feed_id(raw: str) -> list[str]:
-    """The positions in a ``Last-Event-ID`` (shards it does not name: from the start, so
-    ``0`` reads everything kept); raise :class:`BadRequest` for a malformed one."""
+def parse_feed_id(raw: str, shards: int) -> list[str]:
+    """The positions in a ``Last-Event-ID`` in each of the ``shards`` outboxes (shards it
+    does not name: from the start, so ``0`` reads everything kept); raise
+    :class:`BadRequest` for a malformed one."""
     parts = raw.split(".")
-    if len(parts) > SHARDS or not all(_ENTRY.fullmatch(part) for part in parts):
+    if len(parts) > shards or not all(_ENTRY.fullmatch(part) for part in parts):
         raise BadRequest(
             "Last-Event-ID is not an id of this feed (send the last id you received)",
             kind="bad-last-event-id",
         )
-    parts += ["0"] * (SHARDS - len(parts))
+    parts += ["0"] * (shards - len(parts))
     return ["0-0" if part == "0" else part if "-" in part else part + "-0" for part in parts]
 
 
@@ -171,7 +151,7 @@ def feed() -> Response:
     """The app's notifications as Server-Sent Events, from ``Last-Event-ID`` or from now."""
     app = apps.required_app()
     raw = request.headers.get("Last-Event-ID")
-    positions = parse_feed_id(raw) if raw is not None else None
+    positions = parse_feed_id(raw, webhooks().shards) if raw is not None else None
     try:
         ticket = admit()  # a feed is an open stream like any other: the same caps
     except Refused as refused:
@@ -244,9 +224,11 @@ def _feed_messages(
         follower.close()
 
 
-def init_app(app: Any, notes: Notifications) -> None:
-    """Give the app its notifications, and ``/metrics`` their delivery figures."""
-    app.extensions["notifications"] = notes
+def init_app(app: Any, services: Services) -> None:
+    """Give the app its webhooks and the apps' feeds, and ``/metrics`` the delivery figures."""
+    app.extensions["webhooks"] = services.webhooks
     # One reader per followed app feeds its listeners (service/fanout.py).
-    app.extensions["app_feeds"] = AppFeeds(notes, stopping=shutting_down)
-    app.extensions.setdefault("metric_collectors", []).append(DeliveryMetrics(notes))
+    app.extensions["app_feeds"] = AppFeeds(services.notifications, stopping=shutting_down)
+    app.extensions.setdefault("metric_collectors", []).append(
+        DeliveryMetrics(services.notifications)
+    )

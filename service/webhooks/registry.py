@@ -1,0 +1,83 @@
+"""An app's webhooks: the use cases the API answers, one method each (register, list, get,
+delete, the deliveries log, redelivery), as :class:`service.referee.Referee` is for matches.
+
+Redis is :class:`service.store.notify.Notifications`; the clock is Redis's
+(:meth:`service.store.MatchStore.now`), as for every time the service stores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from service.notices import EVENT_TYPES
+from service.store.notify import Delivery, Notifications, Webhook
+from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
+from service.webhooks.targets import parse_target, resolve
+
+__all__ = ["MAX_WEBHOOKS", "Webhooks"]
+
+MAX_WEBHOOKS = 16  # an app's
+_ID = re.compile(r"[A-Za-z0-9_]{1,128}")  # of a webhook or a delivery
+
+
+class Webhooks:
+    """The webhooks of the apps, on their store.
+
+    ``test_mode`` lets a webhook point at loopback addresses (see
+    :mod:`service.webhooks.targets`) and skips resolving its host at registration.
+    """
+
+    def __init__(
+        self, notes: Notifications, *, now: Callable[[], float], test_mode: bool = False
+    ) -> None:
+        self.notes = notes
+        self.now = now
+        self.test_mode = test_mode
+
+    @property
+    def shards(self) -> int:
+        """How many outboxes an app's notifications are spread over (its feed's position
+        names one place in each)."""
+        return self.notes.shards
+
+    def register(self, app: str, url: str, events: Sequence[str] | None = None) -> Webhook:
+        """A new webhook of ``app`` for ``events`` (every type when none is named), with a
+        fresh secret. Raise :class:`BadTarget` for a URL it may not call and
+        :class:`TooManyWebhooks` beyond :data:`MAX_WEBHOOKS`."""
+        target = parse_target(url, test_mode=self.test_mode)
+        if not self.test_mode:
+            resolve(target, test_mode=False)
+        chosen = list(dict.fromkeys(events or EVENT_TYPES))
+        if len(self.notes.webhooks(app)) >= MAX_WEBHOOKS:
+            raise TooManyWebhooks(f"an app has at most {MAX_WEBHOOKS} webhooks: delete one first")
+        return self.notes.register(app, url, chosen, self.now())
+
+    def of_app(self, app: str) -> list[Webhook]:
+        """``app``'s webhooks, oldest first."""
+        return self.notes.webhooks(app)
+
+    def get(self, app: str, webhook_id: str) -> Webhook:
+        """``app``'s webhook ``webhook_id``; raise :class:`WebhookNotFound` (another app's
+        is not found either)."""
+        hook = self.notes.webhook(app, webhook_id) if _ID.fullmatch(webhook_id) else None
+        if hook is None:
+            raise WebhookNotFound(f"this app has no webhook {webhook_id}")
+        return hook
+
+    def delete(self, app: str, webhook_id: str) -> None:
+        """Forget ``app``'s webhook (its pending deliveries are dropped); raise
+        :class:`WebhookNotFound`."""
+        self.notes.delete(app, self.get(app, webhook_id).id)
+
+    def deliveries(self, app: str, webhook_id: str, *, limit: int) -> list[Delivery]:
+        """The webhook's latest ``limit`` deliveries, newest first; raise
+        :class:`WebhookNotFound`."""
+        return self.notes.deliveries(self.get(app, webhook_id).id, limit=limit)
+
+    def redeliver(self, app: str, webhook_id: str, delivery_id: str) -> None:
+        """Queue the delivery again; raise :class:`WebhookNotFound` or
+        :class:`DeliveryNotFound`."""
+        hook = self.get(app, webhook_id)
+        if not _ID.fullmatch(delivery_id) or not self.notes.redeliver(hook.id, delivery_id):
+            raise DeliveryNotFound(f"webhook {hook.id} has no delivery {delivery_id}")
