@@ -119,9 +119,10 @@ class Topology:
         BLOCK``), called ``name`` in ``CLIENT LIST``; the caller closes it.
 
         Like every client here it does not retry: a lost connection raises at once, and the
-        caller's reader ends (a stream's client resumes with ``Last-Event-ID``). redis-py's
-        default would retry 3 times after random waits of up to 2, 4 and 8 s, on the same
-        address even when a failover has moved the key's slot elsewhere."""
+        caller's reader ends (a stream's client resumes with ``Last-Event-ID``). The default of
+        ``redis.Redis(host=..., port=...)`` retries 3 times after random waits of up to 2, 4
+        and 8 s, on the same address even when a failover has moved the key's slot
+        elsewhere (``from_url``'s pool did not retry)."""
         raise NotImplementedError
 
     def tracking_client(self) -> redis.Redis | None:
