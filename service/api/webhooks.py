@@ -30,6 +30,7 @@ from marshmallow import Schema, fields, validate
 from service.api import apps
 from service.api.connections import Refused, StreamBody, admit
 from service.api.errors import BadRequest
+from service.api.extensions import webhooks
 from service.api.parsing import load_body, load_query
 from service.bootstrap import Services
 from service.config import Settings
@@ -39,7 +40,6 @@ from service.observability import STREAMS_OPEN
 from service.store import StoreUnavailable
 from service.threads import shutting_down, when_closed
 from service.webhooks.metrics import DeliveryMetrics
-from service.webhooks.registry import Webhooks
 
 __all__ = [
     "blueprint",
@@ -69,12 +69,6 @@ class LogQuery(Schema):
 
 
 register_body, log_query = Register(), LogQuery()
-
-
-def webhooks() -> Webhooks:
-    """The apps' webhooks: the use cases these views call."""
-    hooks: Webhooks = current_app.extensions["webhooks"]
-    return hooks
 
 
 def _settings() -> Settings:
