@@ -13,7 +13,7 @@ from marshmallow import Schema, fields, validate
 from service import game
 from service.api import apps, auth
 from service.api.extensions import referee
-from service.api.fields import WholeNumber
+from service.api.fields import WholeNumber, plain_text
 from service.api.parsing import load_body, load_query
 from service.game import MAX_REF_LENGTH, Match, Status
 from service.referee import BadToken, Rematched
@@ -25,7 +25,7 @@ MAX_PAGE = 100
 
 
 class ListQuery(Schema):
-    ref = fields.String(validate=validate.Length(min=1, max=MAX_REF_LENGTH))
+    ref = fields.String(validate=[validate.Length(min=1, max=MAX_REF_LENGTH), plain_text])
     status = fields.String(validate=validate.OneOf([status.value for status in Status]))
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
     cursor = fields.String(validate=validate.Length(min=1, max=512))

@@ -6,7 +6,7 @@ the exception's own ``kind`` (game and referee errors carry theirs). Werkzeug's 
 (404 unknown route, 405, 413...) are answered here too, so no view needs a try/except.
 
 Only the API's own request errors are raised here: :class:`BadRequest` (400, a malformed
-body, query or header).
+body, query or header) and :class:`NotJson` (415, a body that is not JSON).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from service.rules import IllegalTurn
 from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 from service.webhooks import BadTarget, DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 
-__all__ = ["ANSWERS", "Answer", "BadRequest", "init_app", "problem_response"]
+__all__ = ["ANSWERS", "Answer", "BadRequest", "NotJson", "init_app", "problem_response"]
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:rummikub-referee:problem:"
@@ -59,6 +59,12 @@ class BadRequest(Exception):
         super().__init__(detail)
         self.kind = kind or self.kind
         self.extra = extra
+
+
+class NotJson(BadRequest):
+    """415: a body that is not JSON (another media type, or not UTF-8)."""
+
+    kind = "unsupported-media-type"
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,7 @@ def _unavailable(error: StoreUnavailable) -> tuple[str, dict[str, Any], dict[str
 
 ANSWERS: dict[type[Exception], Answer] = {
     BadRequest: Answer(400, "Malformed request", _bad_request),
+    NotJson: Answer(415, "Unsupported media type", _bad_request),
     RefWithoutKey: Answer(400, "Refs need an app's key"),
     BadToken: Answer(401, "Missing or unknown seat token", _unauthorized),
     KeyRefused: Answer(401, "Missing or unknown API key"),

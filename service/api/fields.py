@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,10 +10,46 @@ from marshmallow import ValidationError, fields, validate
 
 from service.rules import InvalidTileCode, Tile
 
-__all__ = ["MAX_SET_TILES", "MAX_TABLE_SETS", "Flag", "Table", "TileCode", "WholeNumber"]
+__all__ = [
+    "MAX_SET_TILES",
+    "MAX_TABLE_SETS",
+    "TEXT_PATTERN",
+    "Flag",
+    "Table",
+    "TileCode",
+    "WholeNumber",
+    "plain_text",
+]
 
 MAX_TABLE_SETS = 60
 MAX_SET_TILES = 40
+
+
+TEXT_PATTERN = (
+    "^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200B\\u200E\\u200F\\u2028-\\u202E"
+    "\\u2060-\\u206F\\uFEFF\\uFFF9-\\uFFFB]*$"
+)
+"""What a player's name or ref may hold, as ``openapi.yaml`` writes it: any text but control
+characters (C0, DEL, C1), bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+U+2066-U+2069), line and paragraph separators and invisible characters (U+200B, U+2060-U+2064,
+U+FEFF...), which would let a name rewrite what a page or a log shows around it. Letters of any
+script, and the joiners scripts and emoji need (U+200C, U+200D), are welcome."""
+
+_TEXT = re.compile(TEXT_PATTERN)
+
+
+def plain_text(value: str) -> None:
+    """Refuse a control, bidirectional or invisible character, or a lone surrogate (JSON's
+    ``"\\ud800"``), which no client can show; raise :class:`ValidationError`."""
+    if _TEXT.fullmatch(value) is None:
+        raise ValidationError(
+            "Control, bidirectional and invisible characters (line breaks, U+202E...) "
+            "are not allowed."
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("Not valid Unicode text (a lone surrogate).") from None
 
 
 class TileCode(fields.Field[Tile]):

@@ -1,4 +1,5 @@
-"""Reading request bodies: JSON, guarded against depth and size, then a marshmallow schema."""
+"""Reading request bodies: JSON (415 for any other media type or an encoding other than
+UTF-8), guarded against depth and size, then a marshmallow schema."""
 
 from __future__ import annotations
 
@@ -12,16 +13,23 @@ from flask import request
 from marshmallow import EXCLUDE, Schema, ValidationError
 
 from service.api.connections import request_body
-from service.api.errors import BadRequest
+from service.api.errors import BadRequest, NotJson
 
-__all__ = ["field_errors", "load_body", "load_query"]
+__all__ = ["MAX_DEPTH", "field_errors", "load_body", "load_query"]
+
+MAX_DEPTH = 16
+"""How deeply a body's arrays and objects may nest (the deepest the contract has is 5: a
+test-mode setup's table); deeper is a 400 before anything recursive (a schema, an error
+message) sees the value."""
 
 
 def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> Any:
     """Return the request's JSON body loaded by ``schema``; raise :class:`BadRequest`.
 
-    Malformed or too deeply nested JSON (``RecursionError``) and schema errors are 400 answers; the
-    body-size limit (413) is enforced by Flask's ``MAX_CONTENT_LENGTH``. ``plain``, if given,
+    A body sent as another media type than JSON (``text/plain``...), or not in UTF-8, is a
+    415 (:class:`NotJson`); no ``Content-Type`` at all is read as JSON. Malformed JSON, JSON
+    nested deeper than :data:`MAX_DEPTH` and schema errors are 400 answers; the body-size
+    limit (413) is enforced by Flask's ``MAX_CONTENT_LENGTH``. ``plain``, if given,
     loads the common well-formed body as ``schema`` would, faster, or answers ``None`` to leave
     it to ``schema`` (which then also names what is wrong).
     """
@@ -29,7 +37,9 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
     if not raw:  # no body; whitespace alone is not JSON (a 400 like any malformed body)
         data: Any = {}
     else:
+        _require_json(raw)
         data = _parse(raw)
+        _require_shallow(data)
     if plain is not None:
         loaded = plain(data)
         if loaded is not None:
@@ -85,6 +95,44 @@ def _defaults(schema: Schema) -> dict[str, Any] | None:
             loaded = None
         _DEFAULTS[key] = loaded
     return _DEFAULTS[key]
+
+
+_JSON_TYPE = re.compile(r"application/([A-Za-z0-9.!#$&^_-]+\+)?json", re.IGNORECASE)
+
+
+def _require_json(raw: bytes) -> None:
+    """Raise :class:`NotJson` unless the request says its body is JSON (or says nothing),
+    in UTF-8 (RFC 8259: JSON exchanged between systems is UTF-8)."""
+    declared = request.mimetype
+    if declared and not _JSON_TYPE.fullmatch(declared):
+        raise NotJson(f"the body must be JSON (Content-Type: application/json), not {declared}")
+    charset = request.mimetype_params.get("charset", "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise NotJson(f"a JSON body is UTF-8, not {charset}")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotJson("a JSON body is UTF-8 (RFC 8259)") from None
+
+
+def _require_shallow(data: Any) -> None:
+    """Raise :class:`BadRequest` when ``data`` nests deeper than :data:`MAX_DEPTH` (walked
+    without recursion: arrays and objects only)."""
+    level: list[Any] = [data]
+    for _ in range(MAX_DEPTH):
+        inner: list[Any] = []
+        for value in level:
+            if type(value) is list:
+                inner.extend(v for v in value if type(v) in (list, dict))
+            elif type(value) is dict:
+                inner.extend(v for v in value.values() if type(v) in (list, dict))
+        if not inner:
+            return
+        level = inner
+    raise BadRequest(
+        f"the JSON body nests arrays and objects more than {MAX_DEPTH} levels deep",
+        kind="invalid-json",
+    )
 
 
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")

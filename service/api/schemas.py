@@ -6,7 +6,15 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from service.api.fields import MAX_SET_TILES, MAX_TABLE_SETS, Flag, Table, TileCode, WholeNumber
+from service.api.fields import (
+    MAX_SET_TILES,
+    MAX_TABLE_SETS,
+    Flag,
+    Table,
+    TileCode,
+    WholeNumber,
+    plain_text,
+)
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.rules import (
     FAILED_TURN_PENALTIES,
@@ -61,18 +69,10 @@ class RulesSchema(Schema):
         return Rules(**values)
 
 
-def _unicode_text(value: str) -> None:
-    """Refuse a lone surrogate (JSON's ``"\\ud800"``): it is not a character any client can show."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError("Not valid Unicode text (a lone surrogate).") from None
-
-
 class PlayerSchema(Schema):
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=40), _unicode_text])
+    name = fields.String(required=True, validate=[validate.Length(min=1, max=40), plain_text])
     bot = Flag(load_default=False)
-    ref = fields.String(validate=[validate.Length(min=1, max=MAX_REF_LENGTH), _unicode_text])
+    ref = fields.String(validate=[validate.Length(min=1, max=MAX_REF_LENGTH), plain_text])
 
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> PlayerSpec:

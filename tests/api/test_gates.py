@@ -1,0 +1,225 @@
+"""Every gate of the API holds against a careful attacker (issue 30): bodies that are not JSON,
+nested past any need, text with control characters, integers past their bounds, paths with
+empty segments, long-polls with a foreign token, 401s that name their scheme.
+
+Each test here failed on the code before its gate was closed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from service.api.fields import TEXT_PATTERN
+from tests.api.matchclient import Seat, create, setup
+
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
+MOBILE = "mobile-key-0123456789abcdefghij"
+
+
+@pytest.fixture
+def app_overrides() -> dict[str, Any]:
+    return {"test_mode": True, "api_keys": f"mobile={MOBILE}"}
+
+
+def problem(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.get_data(as_text=True)[:500]
+    assert response.content_type == "application/problem+json"
+    body: dict[str, Any] = response.get_json()
+    assert body["status"] == status
+    return body
+
+
+def two_seats(client: Any) -> list[Seat]:
+    return create(client, "Ann", "Bo")[1]
+
+
+# --- 415: a body that is not JSON ------------------------------------------------------------
+
+CREATE = {"players": [{"name": "Ann"}, {"name": "Bo"}]}
+
+
+def json_endpoints(client: Any) -> list[tuple[str, str, dict[str, Any], dict[str, str]]]:
+    """(method, path, a valid body, headers) of every operation that reads a JSON body."""
+    ann = two_seats(client)[0]
+    key = {"X-API-Key": MOBILE}
+    return [
+        ("POST", "/v1/matches", CREATE, {}),
+        ("POST", "/v1/meld-check", {"sets": [["R1", "R2", "R3"]]}, {}),
+        ("POST", ann.url("play"), {"table": [["R1", "R2", "R3"]]}, ann.auth),
+        ("PUT", ann.url("draft"), {"table": []}, ann.auth),
+        ("POST", ann.url("clock"), {"advance": 5}, {}),
+        ("POST", ann.url("leave"), {}, ann.auth),
+        ("POST", "/v1/webhooks", {"url": "http://127.0.0.1:9/hook"}, key),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "encode"),
+    [
+        ("text/plain", lambda text: text.encode()),
+        ("application/x-www-form-urlencoded", lambda text: text.encode()),
+        ("application/json", lambda text: text.encode("utf-16")),
+        ("application/json; charset=utf-16", lambda text: text.encode("utf-16")),
+        ("application/json; charset=latin-1", lambda text: text.encode("latin-1")),
+    ],
+)
+def test_a_body_that_is_not_json_is_a_415_on_every_json_endpoint(
+    client: Any, content_type: str, encode: Any
+) -> None:
+    for method, path, body, headers in json_endpoints(client):
+        response = client.open(
+            path,
+            method=method,
+            data=encode(json.dumps(body)),
+            headers={**headers, "Content-Type": content_type},
+        )
+        refused = problem(response, 415)
+        assert refused["type"].endswith(":unsupported-media-type"), (path, refused)
+
+
+def test_json_is_json_whatever_its_media_type_is_called(client: Any) -> None:
+    for content_type in (
+        "application/json",
+        "application/json; charset=UTF-8",
+        "application/merge-patch+json",
+        "APPLICATION/JSON",
+    ):
+        response = client.post(
+            "/v1/meld-check",
+            data=json.dumps({"sets": [["R1", "R2", "R3"]]}),
+            headers={"Content-Type": content_type},
+        )
+        assert response.status_code == 200, content_type
+
+
+# --- nesting: refused before anything recursive sees it -----------------------------------
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + '"R1"' + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [17, 100, 950, 1020])
+def test_a_tile_nested_deep_is_a_400_on_the_meld_check_draft_and_play(
+    client: Any, depth: int
+) -> None:
+    ann = two_seats(client)[0]
+    for method, path, body, headers in [
+        ("POST", "/v1/meld-check", '{"sets": [%s]}', {}),
+        ("PUT", ann.url("draft"), '{"table": [%s]}', ann.auth),
+        ("POST", ann.url("play"), '{"table": [%s]}', ann.auth),
+    ]:
+        response = client.open(
+            path,
+            method=method,
+            data=body % nested(depth),
+            headers={**headers, "Content-Type": "application/json"},
+        )
+        refused = problem(response, 400)
+        assert refused["type"].endswith(":invalid-json"), refused
+        assert len(response.get_data()) < 1000
+
+
+def test_deep_nesting_is_refused_in_every_part_of_a_body(client: Any) -> None:
+    deep: Any = "x"
+    for _ in range(40):
+        deep = {"a": deep}
+    for path, body in [
+        ("/v1/matches", {**CREATE, "rules": deep}),
+        ("/v1/matches", {"players": [{"name": "Ann", "x": deep}, {"name": "Bo"}]}),
+        ("/v1/meld-check", {"sets": [], "rules": deep}),
+    ]:
+        problem(client.post(path, json=body), 400)
+
+
+def test_the_nesting_a_setup_needs_is_welcome(client: Any) -> None:
+    created, _ = setup(client, ["R1 R2 R3", "B1 B2"], pool="K1 K2", table=["O1 O2 O3"])
+    assert created["match"]["table"] == [["O1", "O2", "O3"]]
+
+
+# --- text: control, bidirectional and invisible characters ---------------------------------
+
+REFUSED_TEXT = [
+    "Ann\x00",
+    "Ann\r\nX-Admin: 1",
+    "Ann\nBo",
+    "\u202eennA",
+    "Ann\u2066x\u2069",
+    "Ann\u200b",
+    "Ann\u2028",
+    "Ann\x85",
+    "\tAnn",
+    "Ann\x7f",
+    "Ann\ufeff",
+    "Ann\n",
+]
+WELCOME_TEXT = [
+    "Åsa",
+    "Zoë",
+    "李小龍",
+    "محمد",
+    "שרה",
+    "Ἀθηνᾶ",
+    "नमस्ते",
+    "می‌خواهم",
+    "👩‍💻 Dev",
+    "O'Brien-Smith",
+]
+
+
+@pytest.mark.parametrize("name", REFUSED_TEXT)
+def test_a_name_with_a_control_bidi_or_invisible_character_is_a_400(client: Any, name: str) -> None:
+    body = {"players": [{"name": name}, {"name": "Bo"}]}
+    refused = problem(client.post("/v1/matches", json=body), 400)
+    assert refused["errors"][0]["field"] == "players.0.name"
+
+
+@pytest.mark.parametrize("ref", REFUSED_TEXT)
+def test_a_ref_with_a_control_bidi_or_invisible_character_is_a_400(client: Any, ref: str) -> None:
+    body = {"players": [{"name": "Ann", "ref": ref}, {"name": "Bo"}]}
+    refused = problem(client.post("/v1/matches", json=body, headers={"X-API-Key": MOBILE}), 400)
+    assert refused["errors"][0]["field"] == "players.0.ref"
+    listed = client.get("/v1/matches", query_string={"ref": ref}, headers={"X-API-Key": MOBILE})
+    problem(listed, 400)
+
+
+def test_names_and_refs_in_any_script_are_welcome(client: Any) -> None:
+    for text in WELCOME_TEXT:
+        body = {"players": [{"name": text, "ref": text}, {"name": "Bo"}]}
+        created = client.post("/v1/matches", json=body, headers={"X-API-Key": MOBILE})
+        assert created.status_code == 201, (text, created.get_json())
+        assert created.get_json()["seats"][0]["name"] == text
+        assert created.get_json()["seats"][0]["ref"] == text
+
+
+def test_the_contract_states_the_rule_the_service_keeps() -> None:
+    """openapi.yaml's pattern for names and refs is the service's own, and it refuses every
+    control, line-separator and bidirectional character of the Basic Multilingual Plane."""
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    player = spec["components"]["schemas"]["PlayerRequest"]["properties"]
+    assert player["name"]["pattern"] == player["ref"]["pattern"] == TEXT_PATTERN
+    allowed = re.compile(TEXT_PATTERN)
+    for code in range(0x10000):
+        char = chr(code)
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp") or unicodedata.bidirectional(char) in (
+            "LRE",
+            "RLE",
+            "LRO",
+            "RLO",
+            "PDF",
+            "LRI",
+            "RLI",
+            "FSI",
+            "PDI",
+            "LRM",
+            "RLM",
+            "ALM",
+        ):
+            assert allowed.fullmatch(f"a{char}b") is None, hex(code)
