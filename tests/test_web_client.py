@@ -34,7 +34,11 @@ def scripts() -> list[Path]:
 
 
 def test_no_script_of_the_web_client_is_over_400_lines() -> None:
-    long = {path.name: n for path in scripts() if (n := len(path.read_text("utf-8").splitlines())) > MOST_LINES}
+    long = {
+        path.name: n
+        for path in scripts()
+        if (n := len(path.read_text("utf-8").splitlines())) > MOST_LINES
+    }
     assert long == {}
 
 
