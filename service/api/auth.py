@@ -9,9 +9,9 @@ from flask import request
 
 from service.api.connections import request_body
 from service.api.errors import BadRequest
-from service.referee import Idempotency
+from service.referee import Guards, Idempotency
 
-__all__ = ["bearer_token", "idempotency", "if_match", "if_none_match", "prefers_minimal"]
+__all__ = ["bearer_token", "guards", "idempotency", "if_match", "if_none_match", "prefers_minimal"]
 
 MAX_KEY_LENGTH = 128
 
@@ -35,6 +35,11 @@ def _version(header: str, value: str | None) -> int | None:
     if not text.isdigit() or not text.isascii() or len(text) > 18:
         raise BadRequest(f'{header} must be a match version such as "12"', kind="bad-header")
     return int(text)
+
+
+def guards() -> Guards:
+    """Return what guards a move: its ``If-Match`` and ``Idempotency-Key``."""
+    return Guards(if_match=if_match(), idempotency=idempotency())
 
 
 def if_match() -> int | None:

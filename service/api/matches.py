@@ -141,32 +141,33 @@ def get_match(match_id: str) -> Response:
 def play(match_id: str) -> Response:
     """Play the whole new table."""
     table = load_body(table_body_schema, plain=plain_table_body)["table"]
-    return _moved(referee().play(match_id, auth.bearer_token(), table, **_guards()))
+    return _moved(referee().play(match_id, auth.bearer_token(), table, guards=auth.guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/draw")
 def draw(match_id: str) -> Response:
     """Draw one tile; the turn ends."""
-    return _moved(referee().draw(match_id, auth.bearer_token(), **_guards()))
+    return _moved(referee().draw(match_id, auth.bearer_token(), guards=auth.guards()))
 
 
 @blueprint.post("/v1/matches/<match_id>/pass")
 def pass_turn(match_id: str) -> Response:
     """Pass (empty pool, and no legal play)."""
-    return _moved(referee().pass_turn(match_id, auth.bearer_token(), **_guards()))
+    return _moved(referee().pass_turn(match_id, auth.bearer_token(), guards=auth.guards()))
 
 
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
     table = load_body(table_body_schema, plain=plain_table_body)["table"]
-    return _moved(referee().save_draft(match_id, auth.bearer_token(), table, **_guards()))
+    moved = referee().save_draft(match_id, auth.bearer_token(), table, guards=auth.guards())
+    return _moved(moved)
 
 
 @blueprint.post("/v1/matches/<match_id>/next-game")
 def next_game(match_id: str) -> Response:
     """Start the next game once the last one is over."""
-    return _moved(referee().next_game(match_id, auth.bearer_token(), **_guards()))
+    return _moved(referee().next_game(match_id, auth.bearer_token(), guards=auth.guards()))
 
 
 @blueprint.get("/v1/matches/<match_id>/hint")
@@ -191,11 +192,6 @@ def events(match_id: str) -> dict[str, Any]:
     """The public event log after a version."""
     query = load_query(events_query)
     return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
-
-
-def _guards() -> dict[str, Any]:
-    """The headers that guard a move: If-Match and Idempotency-Key."""
-    return {"if_match": auth.if_match(), "idempotency": auth.idempotency()}
 
 
 class _NoContent(Response):

@@ -19,6 +19,7 @@ from service.config import Settings
 from service.game import NotYourTurn, PlayerSpec, Setup
 from service.referee import (
     BadToken,
+    Guards,
     Idempotency,
     IdempotencyMismatch,
     MatchNotFound,
@@ -265,15 +266,17 @@ def test_an_idempotency_key_replays_the_first_answer_and_refuses_another_request
 ) -> None:
     match_id, (ann, _) = set_up(referee)
     key = Idempotency("k-1", "fingerprint-of-draw")
-    first = referee.draw(match_id, ann, idempotency=key)
-    again = another_worker(settings).draw(match_id, ann, idempotency=key)
+    first = referee.draw(match_id, ann, guards=Guards(idempotency=key))
+    again = another_worker(settings).draw(match_id, ann, guards=Guards(idempotency=key))
     assert again.replayed and (again.version, again.drawn, again.view) == (
         first.version,
         first.drawn,
         first.view,
     )
     with pytest.raises(IdempotencyMismatch):
-        referee.save_draft(match_id, ann, DRAFT, idempotency=Idempotency("k-1", "another"))
+        referee.save_draft(
+            match_id, ann, DRAFT, guards=Guards(idempotency=Idempotency("k-1", "another"))
+        )
     assert len(referee.events(match_id, after=0, limit=100)) == first.version
 
 
@@ -282,7 +285,7 @@ def test_if_match_on_an_old_version_is_refused_with_the_current_one(referee: Ref
     match, _, _ = referee.view(match_id, ann)
     referee.draw(match_id, ann)
     with pytest.raises(StaleVersion) as refused:
-        referee.draw(match_id, bo, if_match=match.version)
+        referee.draw(match_id, bo, guards=Guards(if_match=match.version))
     assert refused.value.current == match.version + 1
 
 
@@ -351,10 +354,13 @@ def test_a_move_whose_turn_ran_out_after_its_if_match_is_refused_and_the_time_st
     assert seen.current_seat == 0
     time.sleep(1.2)  # Ann's turn runs out (nothing stored yet): a penalty, then Bo's turn
     with pytest.raises(StaleVersion):  # not Bo's draw on a turn he never saw
-        referee.draw(match_id, bo, if_match=seen.version)
+        referee.draw(match_id, bo, guards=Guards(if_match=seen.version))
     match, _, _ = referee.view(match_id, bo)
     assert match.version > seen.version and match.current_seat == 1  # the timeout stands
-    assert referee.draw(match_id, bo, if_match=match.version).version == match.version + 1
+    assert (
+        referee.draw(match_id, bo, guards=Guards(if_match=match.version)).version
+        == match.version + 1
+    )
 
 
 def test_a_follower_whose_connection_is_lost_ends_at_once_and_does_not_retry(
