@@ -45,7 +45,12 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
         run_search=_off_the_loop,
     )
     notifications = Notifications(store.topology)
-    hooks = Webhooks(notifications, now=store.now, test_mode=settings.test_mode)
+    hooks = Webhooks(
+        notifications,
+        now=store.now,
+        test_mode=settings.test_mode,
+        timeout=settings.webhook_timeout_seconds,
+    )
     return Services(settings, store, referee, notifications, hooks)
 
 

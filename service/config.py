@@ -41,6 +41,8 @@ class Settings:
     trusted_proxies: int = 0  # proxies in front whose X-Forwarded-For/-Proto are believed
     api_keys: str = field(default="", repr=False)  # "name=key,..."; secret: never in a repr
     api_keys_file: str = ""  # a file of name=key lines (a mounted secret)
+    sandbox_keys: str = field(default="", repr=False)  # sandbox apps, "name=key,..."; secret
+    sandbox_keys_file: str = ""  # a file of the sandbox apps' name=key lines
     anonymous_matches: bool = True  # False: creating a match needs an app's key
     idle_match_ttl: int = 30 * 24 * 3600  # a match nobody acted on this long expires
     webhook_retry_schedule: str = "5,30,120,600,3600,21600,86400"  # seconds between attempts
@@ -73,6 +75,8 @@ class Settings:
         "trusted_proxies": "TRUSTED_PROXIES",
         "api_keys": "REFEREE_API_KEYS",
         "api_keys_file": "REFEREE_API_KEYS_FILE",
+        "sandbox_keys": "REFEREE_SANDBOX_KEYS",
+        "sandbox_keys_file": "REFEREE_SANDBOX_KEYS_FILE",
         "anonymous_matches": "ANONYMOUS_MATCHES",
         "idle_match_ttl": "IDLE_MATCH_TTL",
         "webhook_retry_schedule": "WEBHOOK_RETRY_SCHEDULE",

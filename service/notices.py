@@ -42,12 +42,15 @@ from service.game import Event, EventType, Match, Status
 
 __all__ = [
     "EVENT_TYPES",
+    "PING",
     "Notice",
     "Notices",
     "body",
     "expand",
     "expiring_at",
     "notices_of",
+    "ping_body",
+    "sample_body",
 ]
 
 EVENT_TYPES = (
@@ -58,6 +61,9 @@ EVENT_TYPES = (
     "player.left",
     "match.canceled",
 )
+PING = "webhook.ping"
+"""What ``POST /v1/webhooks/{id}/ping`` sends: a check that the receiver answers and verifies."""
+SAMPLE_MATCH = "sample_match"
 WARN_MIN_SECONDS = 10.0
 _TURN_ENDS = frozenset(
     {
@@ -132,9 +138,34 @@ def body(event_type: str, at: float, data: dict[str, Any]) -> str:
     return _body(event_type, datetime.fromtimestamp(at, UTC), data)
 
 
-def _body(event_type: str, when: datetime, data: dict[str, Any]) -> str:
+def _body(event_type: str, when: datetime, data: dict[str, Any], *, test: bool = False) -> str:
     stamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return jsoncodec.dumps({"type": event_type, "timestamp": stamp, "data": data}).decode()
+    held: dict[str, Any] = {"type": event_type, "timestamp": stamp, "data": data}
+    if test:
+        held["test"] = True
+    return jsoncodec.dumps(held).decode()
+
+
+def ping_body(webhook_id: str, at: float) -> str:
+    """The body of a ``webhook.ping`` to ``webhook_id``: ``data`` names the webhook."""
+    return _body(PING, datetime.fromtimestamp(at, UTC), {"webhook_id": webhook_id})
+
+
+def sample_body(event_type: str, at: float) -> str:
+    """A sample notification of ``event_type`` (one of :data:`EVENT_TYPES`) at ``at``, marked
+    ``"test": true``, of the match ``sample_match``: every field its type carries, with
+    made-up values (seat 0 whose ref is ``sample-user``, a game won by seat 0)."""
+    values: dict[str, Any] = {
+        "version": 7,
+        "seat": 0,
+        "ref": "sample-user",
+        "deadline": round(at + 60, 3),
+        "game_number": 1,
+        "scores": [21, -21],
+        "winner_seat": 0,
+    }
+    data = {"match_id": SAMPLE_MATCH} | {name: values[name] for name in _LAYOUTS[event_type][1]}
+    return _body(event_type, datetime.fromtimestamp(at, UTC), data, test=True)
 
 
 def _millis(at: float) -> int:

@@ -7,8 +7,9 @@ and bodies as the contract lists them, invalid data refused, valid data accepted
 checks that resend a request (missing auth, unsupported methods...).
 
 The app runs as in production (``test_mode`` off), so the contract is loaded as a client of
-such a deployment reads it: without the test-mode-only ``seed`` and ``setup`` of
-``CreateMatch`` (sending them is then invalid data, which must be refused).
+such a deployment reads it: without the test-mode-only ``seed``, ``setup`` and ``scenario``
+of ``CreateMatch`` (sending them is then invalid data, which must be refused), and so with
+``players`` required.
 
 To reach the match endpoints, half of the requests to a ``{id}`` path that Schemathesis made
 valid go to a real match, and most of those carry the token of the seat whose turn it is, so
@@ -50,7 +51,7 @@ from tests.support.redis_process import RedisProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "100"))
-TEST_MODE_ONLY = ("seed", "setup")
+TEST_MODE_ONLY = ("seed", "setup", "scenario")
 PLAYERS = {"players": [{"name": "Ann", "ref": "u-1"}, {"name": "Bo"}, {"name": "Cy"}]}
 APP_KEY = "schemathesis-app-key-0123456789"
 PUBLIC_TARGET = "https://93.184.215.14/hooks/rummikub"  # a public address: no DNS needed
@@ -75,6 +76,7 @@ def production_contract() -> dict[str, Any]:
     create = contract["components"]["schemas"]["CreateMatch"]
     for name in TEST_MODE_ONLY:
         create["properties"].pop(name, None)
+    create["required"] = ["players"]  # optional only beside a scenario
     return contract
 
 
@@ -177,6 +179,7 @@ def contract_app(redis_server: RedisProcess) -> Iterator[Flask]:
             "long_poll_max_seconds": 0.05,
             "stream_max_seconds": 0.3,
             "stream_keepalive_seconds": 0.1,
+            "webhook_timeout_seconds": 0.5,  # a ping to the public target gets no answer here
         }
     )
     current_app.app = app

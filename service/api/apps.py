@@ -2,7 +2,10 @@
 
 ``REFEREE_API_KEYS`` holds ``name=key`` pairs, comma-separated; ``REFEREE_API_KEYS_FILE``
 names a file of such pairs, one a line (a mounted secret; blank lines and ``#`` comments
-are skipped). Both may be given. A key has at least 24 characters. Only the SHA-256 of
+are skipped). Both may be given. A key has at least 24 characters. ``REFEREE_SANDBOX_KEYS``
+and ``REFEREE_SANDBOX_KEYS_FILE`` name sandbox apps the same way: on any server they may use
+the test features (:func:`may_use_test_features`) for their own matches. An app is live or
+sandbox, never both. Only the SHA-256 of
 each key is kept; a key sent is compared with every one of them with
 :func:`hmac.compare_digest`, with no early exit, so the answer's timing says nothing
 about which key came close. Keys are never logged nor put in an answer.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +32,13 @@ __all__ = [
     "BadKeyConfig",
     "KeyRefused",
     "RefWithoutKey",
+    "TestFeaturesOff",
     "UnknownApiKey",
     "calling_app",
     "creating_app",
     "init_app",
+    "is_sandbox",
+    "may_use_test_features",
     "required_app",
 ]
 
@@ -70,18 +77,31 @@ class ApiKeyRequired(KeyRefused):
     kind = "api-key-required"
 
 
+class TestFeaturesOff(PermissionError):
+    """403: a test feature asked for by a live app on a server not in test mode."""
+
+    kind = "test-features-off"
+
+
 @dataclass(frozen=True)
 class AppKeys:
-    """The configured apps: the SHA-256 of each key, with its app's name."""
+    """The configured apps: the SHA-256 of each key, with its app's name; ``sandbox``, the
+    names of the sandbox apps."""
 
     _digests: tuple[tuple[bytes, str], ...] = ()
+    sandbox: frozenset[str] = frozenset()
 
     @classmethod
-    def parse(cls, pairs: list[tuple[str, str]]) -> AppKeys:
-        """Read ``(where, "name=key")`` pairs; raise :class:`BadKeyConfig` for a bad one."""
+    def parse(
+        cls, pairs: Sequence[tuple[str, str]], sandbox_pairs: Sequence[tuple[str, str]] = ()
+    ) -> AppKeys:
+        """Read ``(where, "name=key")`` pairs of live apps, then of sandbox apps; raise
+        :class:`BadKeyConfig` for a bad one, or a name or key given twice."""
         names: set[str] = set()
         digests: dict[bytes, str] = {}
-        for where, pair in pairs:
+        sandbox: set[str] = set()
+        tagged = [(False, *p) for p in pairs] + [(True, *p) for p in sandbox_pairs]
+        for in_sandbox, where, pair in tagged:
             name, sep, key = (part.strip() for part in pair.partition("="))
             if not sep or not _NAME.match(name):
                 raise BadKeyConfig(
@@ -94,36 +114,33 @@ class AppKeys:
                 )
             digest = _digest(key)
             if name in names or digest in digests:
-                raise BadKeyConfig(f"{where}: app {name!r}, or its key, is named twice")
+                raise BadKeyConfig(
+                    f"{where}: app {name!r}, or its key, is named twice"
+                    " (an app is live or sandbox, never both)"
+                )
             names.add(name)
             digests[digest] = name
-        return cls(tuple(digests.items()))
+            if in_sandbox:
+                sandbox.add(name)
+        return cls(tuple(digests.items()), frozenset(sandbox))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AppKeys:
-        """The apps named by ``api_keys`` and by the file ``api_keys_file``, together."""
-        pairs = [
-            (f"REFEREE_API_KEYS entry {number}", pair)
-            for number, pair in enumerate(settings.api_keys.split(","), start=1)
-            if pair.strip()
-        ]
-        if settings.api_keys_file:
-            source = f"REFEREE_API_KEYS_FILE {settings.api_keys_file}"
-            try:
-                text = Path(settings.api_keys_file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise BadKeyConfig(f"{source}: {type(error).__name__}") from None
-            pairs += [
-                (f"{source} line {number}", line)
-                for number, line in enumerate(text.splitlines(), start=1)
-                if line.strip() and not line.lstrip().startswith("#")
-            ]
-        return cls.parse(pairs)
+        """The live apps named by ``api_keys`` and the file ``api_keys_file``, and the
+        sandbox apps named by ``sandbox_keys`` and ``sandbox_keys_file``, together."""
+        return cls.parse(
+            _pairs("REFEREE_API_KEYS", settings.api_keys, settings.api_keys_file),
+            _pairs("REFEREE_SANDBOX_KEYS", settings.sandbox_keys, settings.sandbox_keys_file),
+        )
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The apps' names, in the order configured."""
+        """The apps' names, live and sandbox, in the order configured."""
         return tuple(name for _, name in self._digests)
+
+    def is_sandbox(self, name: str | None) -> bool:
+        """Whether ``name`` is a sandbox app (``None``, no app, is not)."""
+        return name in self.sandbox
 
     def identify(self, key: str) -> str | None:
         """The name of the app whose key is ``key``, or ``None``."""
@@ -136,6 +153,28 @@ class AppKeys:
 
     def __repr__(self) -> str:
         return f"AppKeys(apps={list(self.names)!r})"
+
+
+def _pairs(variable: str, listed: str, file: str) -> list[tuple[str, str]]:
+    """The ``(where, "name=key")`` pairs of ``variable`` (comma-separated) and of the file
+    ``variable``_FILE names; raise :class:`BadKeyConfig` when the file cannot be read."""
+    pairs = [
+        (f"{variable} entry {number}", pair)
+        for number, pair in enumerate(listed.split(","), start=1)
+        if pair.strip()
+    ]
+    if file:
+        source = f"{variable}_FILE {file}"
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BadKeyConfig(f"{source}: {type(error).__name__}") from None
+        pairs += [
+            (f"{source} line {number}", line)
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+    return pairs
 
 
 def _digest(key: str) -> bytes:
@@ -155,8 +194,7 @@ def calling_app() -> str | None:
     key = request.headers.get(API_KEY_HEADER)
     if key is None:
         return None
-    keys: AppKeys = current_app.extensions["app_keys"]
-    name = keys.identify(key.strip())
+    name = _keys().identify(key.strip())
     if name is None:
         raise UnknownApiKey(f"the {API_KEY_HEADER} header does not hold the key of any app")
     return name
@@ -182,3 +220,22 @@ def creating_app(*, refs: bool) -> str | None:
     if app is None and refs:
         raise RefWithoutKey(f"players' refs are an app's ids: send {API_KEY_HEADER}: <key>")
     return app
+
+
+def _keys() -> AppKeys:
+    keys: AppKeys = current_app.extensions["app_keys"]
+    return keys
+
+
+def is_sandbox(app: str | None) -> bool:
+    """Whether ``app`` (a calling app's name, or ``None``) is a sandbox app."""
+    return _keys().is_sandbox(app)
+
+
+def may_use_test_features(app: str | None) -> bool:
+    """Whether a request of ``app`` (the calling app's name; ``None``: no key) may use the test
+    features: ``seed``, ``setup``, ``from_record``, ``scenario``, the match clock and webhook
+    test events. Always in test mode (``REFEREE_TEST_MODE=1``); on any other server only a
+    sandbox app may, and only for its own matches (the caller checks the owner)."""
+    settings: Settings = current_app.config["REFEREE_SETTINGS"]
+    return settings.test_mode or _keys().is_sandbox(app)

@@ -1,9 +1,11 @@
-"""Test mode only: ``POST /v1/matches/{id}/clock`` runs a match's clock ahead.
+"""Test mode, or a sandbox app's own match: ``POST /v1/matches/{id}/clock`` runs a match's
+clock ahead.
 
 The match's clock moves ``advance`` seconds forward and what falls due meanwhile is settled
 (timeouts, penalties, bot turns) exactly as if the time had passed, so an integration test of
 a 60-second timeout need not wait a minute. Outside test mode the route answers 404, like any
-path the service does not have.
+path the service does not have, unless a sandbox app's key (``REFEREE_SANDBOX_KEYS``) comes
+with the request: then it runs that app's own matches' clocks (403 for another's).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify
 from marshmallow import Schema, ValidationError, fields, validate
 
 from service import game
+from service.api import apps
 from service.api.extensions import referee
 from service.api.parsing import load_body
 
@@ -49,10 +52,12 @@ clock_schema = ClockSchema()
 @blueprint.post("/v1/matches/<match_id>/clock")
 def advance_clock(match_id: str) -> Response:
     """Run the match's clock ahead and answer its public view as of then."""
-    if not current_app.config["REFEREE_SETTINGS"].test_mode:
+    app = apps.calling_app()
+    if not apps.may_use_test_features(app):
         abort(404)
     body: dict[str, Any] = load_body(clock_schema)
-    match, now = referee().advance_clock(match_id, body["advance"])
+    owner = None if current_app.config["REFEREE_SETTINGS"].test_mode else app
+    match, now = referee().advance_clock(match_id, body["advance"], owner=owner)
     response = jsonify(game.public_view(match, now=now))
     response.headers["ETag"] = f'"{match.version}"'
     return response

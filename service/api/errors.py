@@ -19,7 +19,7 @@ from typing import Any
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
-from service.api.apps import KeyRefused, RefWithoutKey
+from service.api.apps import KeyRefused, RefWithoutKey, TestFeaturesOff
 from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
@@ -140,6 +140,7 @@ ANSWERS: dict[type[Exception], Answer] = {
     KeyRefused: Answer(401, "Missing or unknown API key"),
     TokenForAnotherMatch: Answer(403, "Token for another match"),
     NotOwner: Answer(403, "Not this app's match"),
+    TestFeaturesOff: Answer(403, "Test features are off"),
     UnknownSeat: Answer(403, "Unknown seat"),
     MatchNotFound: Answer(404, "No such match", _not_found),
     GameError: Answer(409, "Not allowed now"),

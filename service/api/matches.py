@@ -21,8 +21,9 @@ from service.api.schemas import (
     test_mode_create_match_schema,
 )
 from service.game import Match
+from service.game.scenarios import SCENARIOS
 from service.game.state import sorted_rack
-from service.referee import Moved
+from service.referee import MatchNotFound, Moved
 from service.rules import codes_of, name_readings
 
 __all__ = ["blueprint"]
@@ -89,17 +90,27 @@ def etag(version: int) -> str:
 @blueprint.post("/v1/matches")
 def create_match() -> tuple[Response, int, dict[str, str]]:
     """Create a match and hand out the seats' tokens."""
-    test_mode = current_app.config["REFEREE_SETTINGS"].test_mode
-    body = load_body(test_mode_create_match_schema if test_mode else create_match_schema)
-    owner = apps.creating_app(refs=any(player.ref for player in body["players"]))
+    testing = apps.may_use_test_features(apps.calling_app())
+    body = load_body(test_mode_create_match_schema if testing else create_match_schema)
+    scenario = SCENARIOS.get(body.get("scenario", ""))
+    if scenario is not None:
+        players = scenario.seated(body.get("players"))
+        body.update(rules=scenario.rules, seed=scenario.seed, setup=scenario.setup)
+    else:
+        players = body["players"]
+    owner = apps.creating_app(refs=any(player.ref for player in players))
     created = referee().create(
-        body["players"],
+        players,
         rules=body["rules"],
         seed=body.get("seed"),
         setup=body.get("setup"),
         owner=owner,
     )
     match = created.match
+    if scenario is not None and scenario.draft is not None:
+        seat = match.current_seat
+        referee().save_draft(match.id, created.tokens[seat], scenario.draft)
+        match, _, _ = referee().view(match.id, None)
     tokens = dict(enumerate(created.tokens))
     answer = {
         "id": match.id,
@@ -108,6 +119,12 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
     }
     headers = {"Location": url_for(".get_match", match_id=match.id), "ETag": etag(match.version)}
     return jsonify(answer), 201, headers
+
+
+@blueprint.get("/v1/scenarios")
+def list_scenarios() -> dict[str, Any]:
+    """The named scenarios ``POST /v1/matches`` deals with ``"scenario"``."""
+    return {"scenarios": [scenario.public() for scenario in SCENARIOS.values()]}
 
 
 @blueprint.get("/v1/matches/<match_id>")
@@ -126,6 +143,12 @@ def get_match(match_id: str) -> Response:
         except Refused as refused:
             return refused.response()
     match, seat, now = referee().view(match_id, token, newer_than=query.get("wait_version"))
+    if (
+        app is not None
+        and match.owner is not None
+        and (apps.is_sandbox(app) != apps.is_sandbox(match.owner))
+    ):
+        raise MatchNotFound(match_id)  # sandbox and live apps never see each other's matches
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
     reader = reader_of(match, seat, app)

@@ -16,6 +16,7 @@ from service.api.fields import (
     plain_text,
 )
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
+from service.game.scenarios import SCENARIOS
 from service.rules import (
     FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
@@ -29,11 +30,16 @@ from service.rules import (
 )
 
 __all__ = [
+    "TEST_FIELDS",
     "create_match_schema",
     "plain_table_body",
     "table_body_schema",
     "test_mode_create_match_schema",
 ]
+
+
+TEST_FIELDS = ("seed", "setup", "scenario")
+"""The fields of a new match only a caller that may use the test features may send."""
 
 
 def _choice(enum_type: Any) -> fields.String:
@@ -102,25 +108,33 @@ class SetupSchema(Schema):
 
 
 class CreateMatchSchema(Schema):
-    """A new match; ``seed`` and ``setup`` are refused outside test mode."""
+    """A new match; ``seed``, ``setup`` and ``scenario`` are refused unless the caller may use
+    the test features (test mode, or a sandbox app's key: ``apps.may_use_test_features``)."""
 
     test_mode = False
-    players = fields.List(
-        fields.Nested(PlayerSchema), required=True, validate=validate.Length(min=2, max=6)
-    )
+    players = fields.List(fields.Nested(PlayerSchema), validate=validate.Length(min=2, max=6))
     rules = fields.Nested(RulesSchema, load_default=Rules)
     seed = WholeNumber(validate=validate.Range(min=-(2**63), max=2**63 - 1))
     setup = fields.Nested(SetupSchema)
+    scenario = fields.String(validate=validate.OneOf(list(SCENARIOS)))
 
-    @validates_schema
-    def test_mode_only(self, data: dict[str, Any], **kwargs: Any) -> None:
+    @validates_schema(pass_original=True)
+    def test_mode_only(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not self.test_mode:
-            for name in ("seed", "setup"):
+            for name in TEST_FIELDS:
                 if name in data:
                     raise ValidationError(
-                        "only accepted when the referee runs in test mode (REFEREE_TEST_MODE=1)",
+                        "only accepted in test mode (REFEREE_TEST_MODE=1) or with a sandbox "
+                        "app's key (REFEREE_SANDBOX_KEYS)",
                         name,
                     )
+        if "scenario" not in data:
+            if "players" not in data:
+                raise ValidationError("Missing data for required field.", "players")
+            return
+        for name in ("rules", "seed", "setup"):
+            if isinstance(original, dict) and name in original:
+                raise ValidationError("a scenario sets its own rules and deal", name)
 
 
 class TableBodySchema(Schema):
@@ -153,7 +167,7 @@ def plain_table_body(data: Any) -> dict[str, Any] | None:
 
 
 class TestModeCreateMatchSchema(CreateMatchSchema):
-    """A new match in test mode: ``seed`` and ``setup`` accepted."""
+    """A new match with the test features: ``seed``, ``setup`` and ``scenario`` accepted."""
 
     test_mode = True
 

@@ -1,5 +1,6 @@
 """Webhooks and the app feed (an app's key): register, list, get, delete, the deliveries log,
-redelivery, and ``GET /v1/feed``, one Server-Sent Events stream of all the app's notifications.
+redelivery, a ping and a test event sent now, and ``GET /v1/feed``, one Server-Sent Events
+stream of all the app's notifications.
 
 What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatcher`; the
 use cases are :class:`service.webhooks.registry.Webhooks`. The secret is answered once, by
@@ -68,7 +69,11 @@ class LogQuery(Schema):
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_LOG))
 
 
-register_body, log_query = Register(), LogQuery()
+class TestEvent(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(EVENT_TYPES))
+
+
+register_body, log_query, test_body = Register(), LogQuery(), TestEvent()
 
 
 def _settings() -> Settings:
@@ -116,6 +121,24 @@ def deliveries(webhook_id: str) -> dict[str, Any]:
 def redeliver(webhook_id: str, delivery_id: str) -> tuple[Response, int]:
     webhooks().redeliver(apps.required_app(), webhook_id, delivery_id)
     return jsonify({"id": delivery_id, "status": "pending"}), 202
+
+
+@blueprint.post("/v1/webhooks/<webhook_id>/ping")
+def ping(webhook_id: str) -> Response:
+    """Send a signed ``webhook.ping`` now and answer what came of it."""
+    return jsonify(webhooks().ping(apps.required_app(), webhook_id).public())
+
+
+@blueprint.post("/v1/webhooks/<webhook_id>/test")
+def send_test(webhook_id: str) -> Response:
+    """Send a signed sample of an event type, marked as a test (test mode or a sandbox key)."""
+    app = apps.required_app()
+    if not apps.may_use_test_features(app):
+        raise apps.TestFeaturesOff(
+            "test events need a sandbox app's key (REFEREE_SANDBOX_KEYS) or test mode"
+        )
+    event_type = load_body(test_body)["type"]
+    return jsonify(webhooks().send_test(app, webhook_id, event_type).public())
 
 
 # -- the feed --------------------------------------------------------------------------------

@@ -300,11 +300,16 @@ class Referee:
 
     # -- the sweeper and test mode ----------------------------------------------------
 
-    def advance_clock(self, match_id: str, seconds: float) -> tuple[Match, float]:
+    def advance_clock(
+        self, match_id: str, seconds: float, *, owner: str | None = None
+    ) -> tuple[Match, float]:
         """Test mode: run the match's clock ``seconds`` ahead and settle what falls due by then
-        (timeouts, penalties, bot turns), as if the time had passed; the match and its time."""
+        (timeouts, penalties, bot turns), as if the time had passed; the match and its time.
+        With ``owner`` (a sandbox app), only a match of that app (else NotOwner)."""
 
         def advancing(loaded: Loaded) -> tuple[Match, float]:
+            if owner is not None:
+                _require_owner(loaded.match, owner)
             now = game_now(loaded)
             advanced = game.advance_clock(loaded.match, seconds, at=now)
             transition = advanced.then(partial(self._advance, now=now + seconds, moved=False))
