@@ -57,6 +57,7 @@ def json_endpoints(client: Any) -> list[tuple[str, str, dict[str, Any], dict[str
         ("POST", ann.url("clock"), {"advance": 5}, {}),
         ("POST", ann.url("leave"), {}, ann.auth),
         ("POST", "/v1/webhooks", {"url": "http://127.0.0.1:9/hook"}, key),
+        ("POST", "/v1/webhooks/wh_0123456789abcdef/test", {"type": "game.ended"}, key),
     ]
 
 
