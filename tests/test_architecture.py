@@ -20,7 +20,7 @@ def imported_modules(package: str) -> list[tuple[Path, str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["rules", "game"])
+@pytest.mark.parametrize("package", ["rules", "game", "record"])
 def test_the_core_imports_no_framework_or_storage(package: str) -> None:
     if not (ROOT / "service" / package).exists():
         pytest.skip(f"service/{package} does not exist yet")

@@ -17,6 +17,7 @@ from service.game.codec import rules_to_dict
 from service.game.deal import deal, draw_for_first_player
 from service.game.errors import BadSetup, InvalidMatch, MatchCanceled, WrongPhase
 from service.game.state import (
+    Dealt,
     EventType,
     Match,
     Player,
@@ -210,8 +211,16 @@ def _start_game(
         replace(player, rack=sorted_rack(rack), melded=has_melded)
         for player, rack, has_melded in zip(match.players, racks, melded, strict=True)
     )
+    kept = Dealt(
+        tuple(tuple(rack) for rack in racks),
+        pool,
+        table,
+        tuple(melded) if any(melded) else (),
+    )
+    earlier = (*match.deals, *(None,) * (game_number - 1 - len(match.deals)))[: game_number - 1]
     dealt = replace(
         match,
+        deals=(*earlier, kept),
         players=players,
         pool=pool,
         table=table,

@@ -19,6 +19,7 @@ from service.rules import COLOURS, Outcome, Rules, Tile, codes_of, parse_tiles
 
 __all__ = [
     "CanPlay",
+    "Dealt",
     "Ending",
     "Event",
     "EventType",
@@ -97,6 +98,17 @@ class GameResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Dealt:
+    """What a game started from, kept for its record: each rack as dealt, the pool in draw
+    order, and for a test-mode setup the table and who had melded (``melded`` empty: nobody)."""
+
+    racks: tuple[tuple[Tile, ...], ...]
+    pool: tuple[Tile, ...]
+    table: Table = ()
+    melded: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Match:
     """The whole state of a match; ``pool`` is secret and in draw order (``pool[0]`` next)."""
 
@@ -121,6 +133,7 @@ class Match:
     owner: str | None = None  # the app that created the match (None: anonymous)
     rematch_id: str | None = None  # the match that follows this one, once asked for
     clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
+    deals: tuple[Dealt | None, ...] = ()  # game n was dealt deals[n - 1] (None: not kept)
 
     @property
     def is_over(self) -> bool:
