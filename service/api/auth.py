@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from flask import request
 
@@ -11,7 +12,15 @@ from service.api.connections import request_body
 from service.api.errors import BadRequest
 from service.referee import Guards, Idempotency
 
-__all__ = ["bearer_token", "guards", "idempotency", "if_match", "if_none_match", "prefers_minimal"]
+__all__ = [
+    "bearer_token",
+    "check_prefer",
+    "guards",
+    "idempotency",
+    "if_match",
+    "if_none_match",
+    "prefers_minimal",
+]
 
 MAX_KEY_LENGTH = 128
 
@@ -38,7 +47,9 @@ def _version(header: str, value: str | None) -> int | None:
 
 
 def guards() -> Guards:
-    """Return what guards a move: its ``If-Match`` and ``Idempotency-Key``."""
+    """Return what guards a move: its ``If-Match`` and ``Idempotency-Key`` (and check its
+    ``Prefer``: a refusal must come before the move acts)."""
+    check_prefer()
     return Guards(if_match=if_match(), idempotency=idempotency())
 
 
@@ -53,6 +64,25 @@ def if_none_match() -> int | None:
     if value is None or value.strip() == "*":
         return None
     return _version("If-None-Match", value)
+
+
+MAX_PREFER_LENGTH = 256
+_PREFER = re.compile(r"[ -~]*")  # printable ASCII and spaces: no TAB, no control character
+
+
+def check_prefer() -> None:
+    """Raise :class:`BadRequest` (``bad-header``) for a ``Prefer`` header beyond what the
+    contract states: over :data:`MAX_PREFER_LENGTH` characters, or other than printable
+    ASCII and spaces. Checked before a move acts, so a refusal never follows a move applied."""
+    header = request.environ.get("HTTP_PREFER")
+    if header is None:
+        return
+    if len(header) > MAX_PREFER_LENGTH or _PREFER.fullmatch(header) is None:
+        raise BadRequest(
+            f"Prefer must be at most {MAX_PREFER_LENGTH} printable ASCII characters "
+            "(such as return=minimal)",
+            kind="bad-header",
+        )
 
 
 def prefers_minimal() -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
-from service.api.apps import KeyRefused, RefWithoutKey, TestFeaturesOff
+from service.api.apps import API_KEY_HEADER, KeyRefused, RefWithoutKey, TestFeaturesOff
 from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
@@ -88,6 +88,10 @@ def _unauthorized(error: BadToken) -> tuple[str, dict[str, Any], dict[str, str]]
     return str(error), {}, {"WWW-Authenticate": "Bearer"}
 
 
+def _key_refused(error: KeyRefused) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), {}, {"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'}
+
+
 def _not_found(error: MatchNotFound) -> tuple[str, dict[str, Any], dict[str, str]]:
     return f"there is no match {error} (finished matches expire after a while)", {}, {}
 
@@ -137,7 +141,7 @@ ANSWERS: dict[type[Exception], Answer] = {
     NotJson: Answer(415, "Unsupported media type", _bad_request),
     RefWithoutKey: Answer(400, "Refs need an app's key"),
     BadToken: Answer(401, "Missing or unknown seat token", _unauthorized),
-    KeyRefused: Answer(401, "Missing or unknown API key"),
+    KeyRefused: Answer(401, "Missing or unknown API key", _key_refused),
     TokenForAnotherMatch: Answer(403, "Token for another match"),
     NotOwner: Answer(403, "Not this app's match"),
     TestFeaturesOff: Answer(403, "Test features are off"),

@@ -134,6 +134,8 @@ def get_match(match_id: str) -> Response:
     token = auth.bearer_token()
     app = apps.calling_app()  # a wrong key answers 401 before any wait
     if "wait_version" in query:
+        # an unknown match, or a token that opens no seat of it, is refused before any wait
+        referee().view(match_id, token)
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
         try:
             with waiting():  # admitted by the caps of service/api/connections.py

@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask
-from werkzeug.routing import Map, MapAdapter, Rule
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule
 
 __all__ = ["REMEMBERED", "RememberedRoutes", "RoutedOnce"]
 
@@ -40,6 +41,8 @@ class RememberedRoutes(Map):
     """A ``Map`` whose request adapters remember the router's answers (see the module)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # A path with "//" names nothing: no 308 to the path merged (see _Remembering.match)
+        kwargs.setdefault("merge_slashes", False)
         super().__init__(*args, **kwargs)
         self.answers: dict[_Key, tuple[Rule, dict[str, Any]]] = {}
         self._forgetting = threading.Lock()
@@ -83,6 +86,22 @@ class _Remembering(MapAdapter):
         return_rule: bool = False,
         query_args: Mapping[str, Any] | str | None = None,
         websocket: bool | None = None,
+    ) -> tuple[Any, Mapping[str, Any]]:
+        try:
+            return self._match(path_info, method, return_rule, query_args, websocket)
+        except RequestRedirect:
+            # werkzeug redirects "//" or a missing trailing slash with a 308 whose Location it
+            # builds from the Host header, as an HTML page, before any error handler: a path
+            # that is not a route's own is answered like any unknown one, a 404 problem
+            raise NotFound() from None
+
+    def _match(
+        self,
+        path_info: str | None,
+        method: str | None,
+        return_rule: bool,
+        query_args: Mapping[str, Any] | str | None,
+        websocket: bool | None,
     ) -> tuple[Any, Mapping[str, Any]]:
         asked = (path_info, method, query_args, websocket)
         if asked != (None, None, None, None):  # not the request's own: the router, as ever

@@ -41,6 +41,9 @@ __all__ = [
 TEST_FIELDS = ("seed", "setup", "scenario")
 """The fields of a new match only a caller that may use the test features may send."""
 
+MAX_TARGET_SCORE = 10_000
+"""The highest ``target_score``: a match to 10,000 points is longer than any table plays."""
+
 
 def _choice(enum_type: Any) -> fields.String:
     return fields.String(validate=validate.OneOf([member.value for member in enum_type]))
@@ -54,7 +57,9 @@ class RulesSchema(Schema):
     joker_locked_sets = Flag()
     hints = Flag()
     rounds = WholeNumber(validate=validate.Range(min=1, max=20))
-    target_score = WholeNumber(allow_none=True, validate=validate.Range(min=1))
+    target_score = WholeNumber(
+        allow_none=True, validate=validate.Range(min=1, max=MAX_TARGET_SCORE)
+    )
     match_winner = _choice(MatchWinner)
     stalemate_scoring = _choice(StalemateScoring)
     stalemate_end = _choice(StalemateEnd)

@@ -40,6 +40,12 @@ def two_seats(client: Any) -> list[Seat]:
     return create(client, "Ann", "Bo")[1]
 
 
+def mover(client: Any) -> Seat:
+    """The seat to move in a new match of two."""
+    seats = two_seats(client)
+    return seats[seats[0].view().get_json()["current_seat"]]
+
+
 # --- 415: a body that is not JSON ------------------------------------------------------------
 
 CREATE = {"players": [{"name": "Ann"}, {"name": "Bo"}]}
@@ -224,3 +230,186 @@ def test_the_contract_states_the_rule_the_service_keeps() -> None:
             "ALM",
         ):
             assert allowed.fullmatch(f"a{char}b") is None, hex(code)
+
+
+# --- integers: bounded, and integers -----------------------------------------------------
+
+
+def request_integers(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every integer schema a request can carry (bodies, query, path and header parameters),
+    with where it is."""
+
+    def deref(node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node:
+            target: Any = spec
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            node = target
+        return node
+
+    found: list[tuple[str, dict[str, Any]]] = []
+    seen: set[int] = set()
+
+    def walk(where: str, node: Any) -> None:
+        node = deref(node)
+        if not isinstance(node, dict) or id(node) in seen:
+            return
+        seen.add(id(node))
+        kinds = node.get("type")
+        if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
+            found.append((where, node))
+        for name, inner in node.get("properties", {}).items():
+            walk(f"{where}.{name}", inner)
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                walk(f"{where}[]", node[key])
+        for key in ("oneOf", "anyOf", "allOf"):
+            for inner in node.get(key, []):
+                walk(where, inner)
+
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            where = f"{method.upper()} {path}"
+            for parameter in [*item.get("parameters", []), *operation.get("parameters", [])]:
+                parameter = deref(parameter)
+                walk(f"{where} {parameter['in']} {parameter['name']}", parameter["schema"])
+            body = deref(operation.get("requestBody", {}))
+            for media in body.get("content", {}).values():
+                walk(f"{where} body", media["schema"])
+    return found
+
+
+def test_every_integer_a_request_carries_has_bounds_in_the_contract() -> None:
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    integers = request_integers(spec)
+    assert any("target_score" in where for where, _ in integers)
+    unbounded = [
+        where
+        for where, schema in integers
+        if "enum" not in schema and ("maximum" not in schema or "minimum" not in schema)
+    ]
+    assert unbounded == []
+
+
+@pytest.mark.parametrize(
+    ("rules", "field"),
+    [
+        ('{"target_score": 1000000000000000000000000000000}', "target_score"),
+        ('{"target_score": 1e30}', "target_score"),
+        ('{"target_score": 10001}', "target_score"),
+        ('{"turn_seconds": 1e300}', "turn_seconds"),
+        ('{"rounds": 18446744073709551616}', "rounds"),
+        ('{"initial_meld_points": -1e30}', "initial_meld_points"),
+    ],
+)
+def test_an_integer_past_its_bound_is_a_400(client: Any, rules: str, field: str) -> None:
+    body = '{"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": ' + rules + "}"
+    response = client.post("/v1/matches", data=body, content_type="application/json")
+    refused = problem(response, 400)
+    assert refused["errors"][0]["field"] == f"rules.{field}"
+
+
+def test_a_seed_past_64_bits_is_a_400(client: Any) -> None:
+    for seed in ("9223372036854775808", "-9223372036854775809", "1e19"):
+        body = '{"players": [{"name": "Ann"}, {"name": "Bo"}], "seed": ' + seed + "}"
+        response = client.post("/v1/matches", data=body, content_type="application/json")
+        assert problem(response, 400)["errors"][0]["field"] == "seed"
+
+
+def test_an_integer_within_its_bound_comes_back_an_integer(client: Any) -> None:
+    body = '{"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"target_score": 1e4}}'
+    created = client.post("/v1/matches", data=body, content_type="application/json")
+    assert created.status_code == 201
+    assert b'"target_score":10000' in created.get_data()
+    match_id = created.get_json()["id"]
+    assert b'"target_score":10000' in client.get(f"/v1/matches/{match_id}").get_data()
+
+
+# --- a long-poll is refused before it waits ----------------------------------------------
+
+
+def test_a_long_poll_with_a_wrong_or_foreign_token_or_for_no_match_is_refused_before_waiting(
+    app: Any, client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waits: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.extensions["fanout"], "wait_after", lambda *a: waits.append(a))
+    ann, _ = two_seats(client)
+    other = two_seats(client)[0]
+    version = ann.view().get_json()["version"]
+    poll = f"{ann.url()}?wait_version={version}&timeout=30"
+    wrong = {"Authorization": f"Bearer {ann.match_id}.not-the-secret"}
+    assert problem(client.get(poll, headers=wrong), 401)
+    assert problem(client.get(poll, headers=other.auth), 403)
+    assert problem(client.get(poll, headers={"Authorization": "Bearer x"}), 401)
+    assert problem(client.get(f"/v1/matches/nosuchmatch?wait_version={version}&timeout=30"), 404)
+    assert waits == []
+    assert client.get(poll, headers=ann.auth).status_code in (200, 304)
+    assert len(waits) == 1  # the right token waits as before
+
+
+# --- paths: "//" and empty segments --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "//",
+        "/v1//matches",
+        "//v1/matches",
+        "/v1/webhooks//deliveries",
+        "/v1/webhooks/wh_1//deliveries",
+        "/v1/matches//play",
+        "/static//app.js",
+    ],
+)
+def test_a_path_with_an_empty_segment_is_a_404_problem_never_a_redirect(
+    client: Any, path: str
+) -> None:
+    for method in ("GET", "POST"):
+        response = client.open(
+            path, method=method, headers={"Host": "evil.example", "X-API-Key": MOBILE}
+        )
+        assert "Location" not in response.headers
+        assert problem(response, 404)["type"].endswith(":not-found")
+
+
+# --- a 401 names its scheme ---------------------------------------------------------------
+
+
+def test_a_401_for_a_missing_or_unknown_key_names_the_key_scheme(client: Any) -> None:
+    for headers in ({}, {"X-API-Key": "not-a-key-of-any-app-at-all-0123"}):
+        refused = client.get("/v1/webhooks", headers=headers)
+        problem(refused, 401)
+        assert refused.headers["WWW-Authenticate"] == 'ApiKey header="X-API-Key"'
+
+
+def test_a_401_for_a_missing_or_unknown_token_names_the_bearer_scheme(client: Any) -> None:
+    ann = two_seats(client)[0]
+    for headers in ({}, {"Authorization": "Bearer nope"}):
+        refused = client.post(ann.url("draw"), headers=headers)
+        problem(refused, 401)
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+# --- Prefer: the limits the contract states ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prefer",
+    ["return=minimal\t", "\treturn=minimal", "return=minimal, " + "x" * 300, "return=mínimal"],
+)
+def test_a_prefer_beyond_its_stated_limits_is_a_400_and_the_move_is_not_applied(
+    client: Any, prefer: str
+) -> None:
+    ann = mover(client)
+    version = ann.view().get_json()["version"]
+    refused = problem(ann.draw(Prefer=prefer), 400)
+    assert refused["type"].endswith(":bad-header")
+    assert ann.view().get_json()["version"] == version
+
+
+def test_a_prefer_within_its_limits_is_read_as_before(client: Any) -> None:
+    ann = mover(client)
+    assert ann.draw(Prefer='return="minimal"; x=y, respond-async').status_code == 204

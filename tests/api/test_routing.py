@@ -44,18 +44,26 @@ PATHS = [
     ("/v1/matches/x%2Fy/events", "GET"),  # decoded: x/y, which no rule takes
     ("/v1/matches/xy/events", "GET"),
     ("/v1/matches/abc/nothing", "GET"),  # 404
-    ("/docs", "GET"),  # a redirect to /docs/
+    ("/docs", "GET"),  # the router redirects to /docs/: here a 404
     ("/docs/", "GET"),
+    ("/v1//matches/abc", "GET"),  # the router merges the slashes and redirects: here a 404
 ]
+
+
+def unredirected(found: tuple[object, object], path: str) -> tuple[object, object]:
+    """The router's answer, but a redirect (to the path with a slash added) is a 404, and so
+    is any path with "//", which the router merges: a redirect's Location would be built
+    from the Host header (issue 30)."""
+    return ("NotFound", None) if found[0] == "RequestRedirect" or "//" in path else found
 
 
 @pytest.mark.parametrize("path, method", PATHS)
 def test_the_same_answer_as_the_router_the_first_time_and_every_time_after(path, method) -> None:
     plain, remembering = Map(rules()), RememberedRoutes(rules())
-    expected = answer(plain, path, method)
+    expected = unredirected(answer(plain, path, method), path)
     assert answer(remembering, path, method) == expected
     assert answer(remembering, path, method) == expected  # from memory when it matched
-    assert answer(remembering, path, "DELETE") == answer(plain, path, "DELETE")
+    assert answer(remembering, path, "DELETE") == unredirected(answer(plain, path, "DELETE"), path)
 
 
 def test_only_matches_are_remembered_and_each_answer_is_a_new_dictionary() -> None:

@@ -397,6 +397,10 @@ def check(asked: Asked, answer: Answer, *, streamed: bool = False) -> None:
     if answer.content_type == "application/problem+json":
         validate_problem_language(body, answer.headers.get("Content-Language"))
     try:
+        if _operation(asked.path, asked.method) is None:
+            # openapi-core reads "/v1/webhooks//deliveries" as its template with an empty
+            # id; a path with an empty segment is no operation's (a route's are never empty)
+            raise PathNotFound(asked.path)
         (openapi_heads() if streamed else openapi()).validate_response(asked, answer)
     except (PathNotFound, OperationNotFound):
         problem = answer.content_type == "application/problem+json"
@@ -411,6 +415,8 @@ def check(asked: Asked, answer: Answer, *, streamed: bool = False) -> None:
         "content", {}
     ):
         raise ContractError(f"{where} {answer.content_type}, a content type it does not list")
+    if answer.status_code == 401 and not answer.headers.get("WWW-Authenticate"):
+        raise ContractError(f"{where} without WWW-Authenticate (RFC 9110: a 401 names its scheme)")
     extra = undeclared_headers(asked, answer)
     if extra:
         raise ContractError(f"{where} with headers its contract does not declare: {extra}")
