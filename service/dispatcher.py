@@ -1,7 +1,7 @@
 """The dispatcher: delivers the apps' notifications to their webhooks.
 
 Run beside gunicorn and the sweeper: ``python -m service.dispatcher`` (as many replicas as
-you like). Each replica reads every shard's outboxes (:mod:`service.store.notify`) through
+you like). Each replica reads every shard's outboxes (:mod:`service.store.outbox`) through
 the Redis consumer group ``dispatch``, fans each notification out into one delivery per
 subscribed webhook, and sends the due deliveries, one at a time per match and webhook (a
 lease on the queue's head), in order, signed (:mod:`service.webhooks.send`).
@@ -37,7 +37,8 @@ from service.api.apps import AppKeys
 from service.bootstrap import bootstrap
 from service.config import Settings
 from service.store import SHARDS, StoreError
-from service.store.notify import Claimed, Notifications, OutboxEntry, OutboxReader, Webhook
+from service.store.notify import Claimed, Notifications, Webhook
+from service.store.outbox import OutboxEntry, OutboxReader
 from service.webhooks.send import Attempt, post, signed_headers
 from service.webhooks.targets import BadTarget, parse_target, resolve
 

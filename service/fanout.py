@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from service.store import StoredEvent
-from service.store.notify import OutboxEntry
+from service.store.outbox import OutboxEntry
 
 __all__ = [
     "WAKE_SECONDS",
@@ -259,7 +259,7 @@ class Fanout:
 
 
 class FeedRead(Protocol):
-    """An app's feed read after per-shard positions (:class:`service.store.notify.FeedReader`)."""
+    """An app's feed read after per-shard positions (:class:`service.store.outbox.FeedReader`)."""
 
     app: str
     positions: list[str]

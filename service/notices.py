@@ -2,7 +2,7 @@
 
 Pure: from a committed change (the match after it and the events it made) to the
 notifications to deliver, written in the same atomic commit as the change
-(:mod:`service.store.notify`). Only owned matches notify (an anonymous match has no app).
+(:mod:`service.store.outbox`). Only owned matches notify (an anonymous match has no app).
 
 Events and their ``data`` (see ``../shared/SPEC.md`` section 3 and docs/CLIENTS.md):
 

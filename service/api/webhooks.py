@@ -6,7 +6,7 @@ What is delivered, and how, is :mod:`service.notices` and :mod:`service.dispatch
 use cases are :class:`service.webhooks.registry.Webhooks`. The secret is answered once, by
 the registration; never again, nor logged.
 
-The feed reads the app's outboxes on every shard (:class:`service.store.notify.FeedReader`),
+The feed reads the app's outboxes on every shard (:class:`service.store.outbox.FeedReader`),
 once per worker for all the app's listeners (:class:`service.fanout.AppFeeds`): a hundred
 listeners of one app cost one Redis connection per worker, not a hundred.
 Each message's ``id`` is the position reached in every shard's outbox (32 entry ids, ``.``

@@ -10,10 +10,7 @@ Exception tree::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from service.store.matches import Loaded
+from service.store.values import Loaded
 
 __all__ = ["OutcomeUnknown", "Stale", "StoreError", "StoreUnavailable"]
 

@@ -34,8 +34,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.cluster import RedisCluster
-
 from service import jsoncodec
 from service.game import Match, Status, summary
 
@@ -209,8 +207,9 @@ class Page:
 class Listings:
     """Pages of an app's matches, read from every shard's indexes.
 
-    ``owner.topology.client`` is the Redis client (single or Cluster), looked up when a page
-    is read; ``tags`` is the hash tag of every shard and ``tag_of`` the tag of a match id.
+    ``owner.topology`` is the store's :class:`~service.store.topology.Topology`, whose client
+    is looked up when a page is read; ``tags`` is the hash tag of every shard and ``tag_of``
+    the tag of a match id.
     """
 
     def __init__(self, owner: Any, *, tags: Sequence[str], tag_of: Callable[[str], str]) -> None:
@@ -330,7 +329,7 @@ class Listings:
         shards' keys are in other slots, the indexes are read and the order written back.
         """
         sources = [app_key(tag, app, ref=ref, status=status) for tag in self.tags]
-        if not isinstance(self.redis, RedisCluster):
+        if self.owner.topology.cross_slot:
             total, members = self.redis.eval(
                 BEGIN_WALK, len(sources) + 1, key, *sources, limit, WALK_TTL
             )

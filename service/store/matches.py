@@ -1,19 +1,7 @@
 """The repository of matches: :class:`~service.game.Match` in, ``Match`` out; Redis stays here.
 
-Keys share a Redis Cluster hash tag per shard (``k = crc32(id) % SHARDS``), so a match and
-its shard's deadline index live in one slot and one commit script writes both::
-
-    {s<k>}:<id>:state             hash: v version, s state JSON (match + token digests),
-                                  c the id of the commit that wrote it
-    {s<k>}:<id>:events            stream: entry 0-<n> is the event of version n
-                                  (fields e: the public event JSON, c: its commit's id);
-                                  once no game is being played they are packed into the
-                                  state hash (service.store.archive)
-    {s<k>}:<id>:idem:<seat>       hash: Idempotency-Key -> "<version>:<g|u>:<the first
-                                  answer, compressed>" (g: the request had If-Match), kept
-                                  24 h after the seat's last; those of guarded requests go
-                                  when their game ends (service.store.archive)
-    {s<k>}:deadlines              sorted set: match id -> its next deadline, for the sweeper
+The keys are drawn in :mod:`service.store.keys`, the values handed out in
+:mod:`service.store.values`, the event log read and followed in :mod:`service.store.eventlog`.
 
 A commit is one script: it checks the version, writes state, events, receipt and deadline
 together, and (with replicas) waits for one on the same connection: one round trip. Each
@@ -30,17 +18,13 @@ pipeline, each its own script with its own answer (``service.store.batching``).
 
 from __future__ import annotations
 
-import itertools
 import logging
-import os
-import secrets
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -49,137 +33,26 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service import game, jsoncodec, shared_states
 from service.config import Settings
-from service.game import Event, EventType, Match
-from service.notices import notices_of
-from service.store import archive
+from service.game import Match
 from service.store.batching import Batcher
 from service.store.breaker import Breakers
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
-from service.store.listing import EXPIRE_IDLE, Indexed, Listings, Page, indexed
-from service.store.notify import notify_args
-from service.store.scripts import COMMIT, DUE, LOAD, TIME
+from service.store.eventlog import EventLog
+from service.store.keys import SHARDS, Keys, shard_tag, tag_of
+from service.store.listing import EXPIRE_IDLE, Listings, Page, indexed
+from service.store.scripts import COMMIT, DUE, LOAD, TIME, commit_argv, commit_keys, receipt_of
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
+from service.store.values import Change, Loaded, Receipt, StoredEvent
 
-__all__ = ["Change", "Keys", "Loaded", "MatchStore", "Receipt", "SHARDS", "StoredEvent"]
+__all__ = ["MatchStore"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SHARDS = 32
-CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
 COMMIT_SENDS = 2  # a commit whose answer was lost is sent once more (the script knows it)
 _FAILURES = (RedisError, RedisClusterException)
 _NO_ANSWER = (RedisConnectionError, RedisTimeoutError)
-
-
-def shard_tag(shard: int) -> str:
-    """The hash tag of shard number ``shard``."""
-    return "{s" + str(shard) + "}"
-
-
-@dataclass(frozen=True)
-class Keys:
-    """The Redis keys of one match (see the module)."""
-
-    match_id: str
-
-    @cached_property
-    def tag(self) -> str:
-        """The hash tag of the match's shard."""
-        return shard_tag(zlib.crc32(self.match_id.encode("utf-8", "surrogatepass")) % SHARDS)
-
-    @property
-    def state(self) -> str:
-        return f"{self.tag}:{self.match_id}:state"
-
-    @property
-    def events(self) -> str:
-        return f"{self.tag}:{self.match_id}:events"
-
-    @property
-    def deadlines(self) -> str:
-        return f"{self.tag}:deadlines"
-
-    def receipts(self, seat: int) -> str:
-        """The hash of the seat's receipts (see :data:`RECEIPTS_KEPT`)."""
-        return f"{self.tag}:{self.match_id}:idem:{seat}"
-
-    @property
-    def listing(self) -> tuple[str, str, str]:
-        """The shard's listing ``ix``, ``sum`` and ``expiry`` keys (service.store.listing)."""
-        return f"{self.tag}:ix", f"{self.tag}:sum", f"{self.tag}:expiry"
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A match as stored, the seats' token digests, and the shared clock (Redis ``TIME``).
-
-    ``fresh`` is False for a worker's cached copy, whose version may be behind and whose
-    clock is an estimate: a commit computed on it is checked against both.
-    """
-
-    match: Match
-    seats: tuple[str, ...]
-    now: float
-    fresh: bool = True
-
-
-@dataclass(frozen=True)
-class Receipt:
-    """The first answer to an ``Idempotency-Key``: what a resent request gets back."""
-
-    fingerprint: str
-    version: int
-    drawn: tuple[str, ...]
-    view: dict[str, Any]
-
-
-class _CommitIds:
-    """Ids no other commit has: a random prefix drawn once per process (again in a forked
-    child) and a count. A commit's id lets its script recognise the same commit sent again
-    after a lost answer; it is never a secret, and a count costs less than drawing 12 random
-    bytes for every move."""
-
-    def __init__(self) -> None:
-        self._draw()
-        os.register_at_fork(after_in_child=self._draw)
-
-    def _draw(self) -> None:
-        self._prefix = secrets.token_urlsafe(6) + "."  # 48 random bits
-        self._count = itertools.count()
-
-    def __call__(self) -> str:
-        return self._prefix + str(next(self._count))
-
-
-_commit_ids = _CommitIds()
-
-
-@dataclass(frozen=True)
-class Change:
-    """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
-    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
-    request that named the version it was computed on (``If-Match``) when ``guarded``."""
-
-    before: int | None
-    match: Match
-    seats: tuple[str, ...]
-    events: tuple[Event, ...]
-    now: float
-    check_clock: bool = False
-    receipt: tuple[int, str, Receipt] | None = None
-    guarded: bool = False
-    commit_id: str = field(default_factory=_commit_ids)
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event as stored: its version, type and public JSON (one line)."""
-
-    version: int
-    type: EventType
-    json: str
 
 
 class DecodedCache:
@@ -226,9 +99,10 @@ class MatchStore:
         self.finished_ttl = finished_ttl
         self.idle_ttl = idle_ttl
         self.listings = Listings(
-            self, tags=[shard_tag(shard) for shard in range(SHARDS)], tag_of=_tag_of
+            self, tags=[shard_tag(shard) for shard in range(SHARDS)], tag_of=tag_of
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
+        self.event_log = EventLog(topology, call=self._call)
         self._decoded = DecodedCache(cache_size)
         self.freshness = Freshness(
             topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
@@ -361,136 +235,33 @@ class MatchStore:
         """The receipt kept for ``key`` from ``seat``, if any."""
         name = Keys(match_id).receipts(seat)
         raw = self._call(name, lambda: self.topology.client.hget(name, key))
-        return None if raw is None else _receipt(raw)
+        return None if raw is None else receipt_of(raw)
+
+    # -- the event log (service.store.eventlog) ---------------------------------------------
 
     def events(self, match_id: str, *, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """Up to ``limit`` public events with a version above ``after``."""
-        return [jsoncodec.loads(text) for _, text in self._log(match_id, after, None, limit)]
+        return self.event_log.events(match_id, after=after, limit=limit)
 
     def stored_events(
         self, match_id: str, *, after: int, upto: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to ``limit`` events with a version in (``after``, ``upto``], as stored."""
-        return [_stored(version, text) for version, text in self._log(match_id, after, upto, limit)]
+        return self.event_log.stored_events(match_id, after=after, upto=upto, limit=limit)
 
     def last_event(self, match_id: str) -> StoredEvent | None:
         """The match's last event, if any."""
-        keys = Keys(match_id)
-        last = self._call(
-            keys.state, lambda: self.topology.eval(archive.LAST, [keys.state, keys.events], [])
-        )
-        if last[0]:
-            return _stored_event(*_entry(last[0]))
-        lines = archive.unpack(last[1] or "")
-        return _stored(len(lines), lines[-1]) if lines else None
-
-    def _log(
-        self, match_id: str, after: int, upto: int | None, limit: int
-    ) -> list[tuple[int, str]]:
-        """Up to ``limit`` (version, event JSON) in (``after``, ``upto``], packed or not."""
-        keys = Keys(match_id)
-        argv = [max(after, 0), "+" if upto is None else f"0-{upto}", limit]
-        packed_upto, blob, entries = self._call(
-            keys.state, lambda: self.topology.eval(archive.READ, [keys.state, keys.events], argv)
-        )
-        found: list[tuple[int, str]] = []
-        if blob:
-            last = int(packed_upto) if upto is None else min(int(packed_upto), upto)
-            lines = archive.unpack(blob)
-            start = max(after, 0)
-            found = [(v + 1, lines[v]) for v in range(start, min(last, start + limit))]
-        for entry in entries[: limit - len(found)]:
-            entry_id, fields = _entry(entry)
-            found.append((int(entry_id.partition("-")[2]), fields["e"]))
-        return found
+        return self.event_log.last_event(match_id)
 
     def pack_log(self, match_id: str, *, seats: int = 0) -> bool:
-        """Pack every event in the match's stream into its state hash, and drop the receipts
-        of the first ``seats`` seats' guarded requests older than its last commit (see
-        :mod:`service.store.archive`); False when another worker packed meanwhile or the match
-        is gone. Raises :class:`StoreUnavailable`."""
-        keys = Keys(match_id)
-        packed_upto, blob, entries = self._call(
-            keys.state,
-            lambda: self.topology.eval(archive.READ, [keys.state, keys.events], [0, "+", 10**6]),
-        )
-        lines = list(archive.unpack(blob or ""))
-        for entry in entries:
-            entry_id, fields = _entry(entry)
-            if int(entry_id.partition("-")[2]) != len(lines) + 1:
-                log.warning("the log of %s has a gap at %s: not packed", match_id, entry_id)
-                return False
-            lines.append(fields["e"])
-        blob = archive.pack(lines) if entries else ""  # '': the log stays as it is
-        argv = [packed_upto, str(len(lines)), blob]
-        script_keys = [keys.state, keys.events, *(keys.receipts(seat) for seat in range(seats))]
-        done = self._call(
-            keys.state, lambda: self.topology.eval(archive.ARCHIVE, script_keys, argv)
-        )
-        return bool(done == "ok")
-
-    # -- waiting and following ---------------------------------------------------------------
+        """Pack the match's log (see :meth:`EventLog.pack`)."""
+        return self.event_log.pack(match_id, seats=seats)
 
     def follow(
         self, match_id: str, *, after: int, wake: float, batch: int = 100
     ) -> Iterator[list[StoredEvent]]:
-        """Yield the match's events after version ``after`` as they come, a list at a time.
-
-        Reads block up to ``wake`` seconds on a connection of their own; a read that times
-        out yields ``[]`` (so the caller can send a keep-alive or stop). It returns once the
-        match is finished (or canceled) and its last event yielded, or the match has expired;
-        a Redis failure raises :class:`StoreUnavailable` (the client resumes where it was).
-        Events packed while it was between two reads (a game's end packs the log at once)
-        are read from the state, where they went: none is missed.
-        """
-        keys = Keys(match_id)
-        while True:  # first what was packed (the stream no longer holds it), and the rest
-            caught = self.stored_events(match_id, after=after, limit=batch)
-            if caught:
-                yield caught
-                after = caught[-1].version
-                if caught[-1].type in (EventType.MATCH_FINISHED, EventType.MATCH_CANCELED):
-                    return
-            if len(caught) < batch:
-                break
-        try:
-            client = self.topology.dedicated(
-                keys.events,
-                read_timeout=wake + max(5.0, self.settings.redis_socket_timeout),
-                name="sse:" + match_id,
-            )
-        except _FAILURES as error:
-            raise StoreUnavailable(f"cannot follow {match_id}: {type(error).__name__}") from error
-        try:
-            while True:
-                try:
-                    answer = client.xread(
-                        {keys.events: f"0-{after}"}, count=batch, block=int(wake * 1000)
-                    )
-                    events = [_stored_event(entry, fields) for entry, fields in _entries(answer)]
-                    packed = 0
-                    if not events:
-                        stored: Any = client.hmget(keys.state, ["v", "ap"])
-                        version, packed_upto = stored
-                        if version is None:
-                            return  # the match expired
-                        packed = int(packed_upto or 0)
-                except _FAILURES as error:
-                    raise StoreUnavailable(
-                        f"following {match_id} failed: {type(error).__name__}"
-                    ) from error
-                # A game's end packs the log at once (its events leave the stream for the
-                # state hash): while this reader was between two reads, the stream lost
-                # events it had not read. They are read where they are now, packed or not.
-                if packed > after or (events and events[0].version != after + 1):
-                    events = self.stored_events(match_id, after=after, limit=batch)
-                yield events
-                if events:
-                    after = events[-1].version
-                    if events[-1].type in (EventType.MATCH_FINISHED, EventType.MATCH_CANCELED):
-                        return
-        finally:
-            client.close()
+        """Yield the match's events after ``after`` as they come (see :meth:`EventLog.follow`)."""
+        return self.event_log.follow(match_id, after=after, wake=wake, batch=batch)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -511,12 +282,8 @@ class MatchStore:
             updated_at=change.now,
             expires_at=change.now + ttl if ttl else None,
         )
-        argv = self._argv(change, keys, ttl, listed)
-        receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
-        if change.receipt is not None:
-            receipt = keys.receipts(change.receipt[0])
-        script_keys = [keys.state, keys.events, keys.deadlines, *keys.listing, receipt]
-        script_keys += listed.keys
+        argv = commit_argv(change, keys, ttl=ttl, receipts_ttl=self.idempotency_ttl, listed=listed)
+        script_keys = commit_keys(change, keys, listed)
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
         for attempt in range(COMMIT_SENDS):
@@ -688,7 +455,7 @@ class MatchStore:
     ) -> Receipt | None:
         outcome = answer[0]
         if outcome == "replay":
-            kept = _receipt(answer[1])
+            kept = receipt_of(answer[1])
             if not (resent and change.receipt is not None and kept == change.receipt[2]):
                 return kept
             outcome = "done"  # the receipt is this very commit's: its first send ran
@@ -713,41 +480,6 @@ class MatchStore:
         ttls = [self.idle_ttl] + ([self.finished_ttl] if match.is_over else [])
         kept = [ttl for ttl in ttls if ttl > 0]
         return min(kept) if kept else 0
-
-    def _argv(self, change: Change, keys: Keys, ttl: int, listed: Indexed) -> list[Any]:
-        match = change.match
-        receipt = ""
-        if change.receipt is not None:
-            kept = change.receipt[2]
-            first = {
-                "f": kept.fingerprint,
-                "v": kept.version,
-                "d": list(kept.drawn),
-                "view": kept.view,
-            }
-            guard = "g:" if change.guarded else "u:"
-            receipt = change.receipt[1] + "\n" + guard + archive.seal(jsoncodec.dumps(first))
-        deadline = _next_due(match)
-        argv: list[Any] = [
-            "" if change.before is None else str(change.before),
-            str(match.version),
-            jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
-            change.commit_id,
-            receipt,
-            str(min(self.idempotency_ttl, ttl) if ttl else self.idempotency_ttl),
-            str(ttl),
-            "" if deadline is None else repr(deadline),
-            match.id,
-            repr(change.now) if change.check_clock else "",
-            repr(CLOCK_TOLERANCE),
-            str(len(change.events)),
-        ]
-        for event in change.events:
-            argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
-        argv += [listed.item, "" if listed.expires_at is None else repr(listed.expires_at)]
-        argv += [repr(score) for score in listed.scores]
-        argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
-        return argv
 
     def _decode(self, state: str, now: float) -> Loaded:
         match, seats = self._parse(state)
@@ -797,47 +529,3 @@ def _interrupted() -> Exception:
     """What a commit gets when the request that was sending it with others was interrupted:
     no answer (it may have run, so only it may be sent again)."""
     return RedisConnectionError("the round trip carrying this commit was interrupted")
-
-
-def _tag_of(match_id: str) -> str:
-    return Keys(match_id).tag
-
-
-def _next_due(match: Match) -> float | None:
-    """When the sweeper should next look at ``match`` (None: never), on the server's clock
-    (a test-mode match whose clock was advanced runs ``clock_offset`` seconds ahead of it)."""
-    if match.status is not game.Status.PLAYING:
-        return None
-    due = match.turn_started if match.players[match.current_seat].bot else match.turn_deadline
-    return None if due is None else due - match.clock_offset
-
-
-def _receipt(raw: str) -> Receipt:
-    sealed = raw.split(":", 2)[2]  # "<version>:<g|u>:<sealed>"
-    kept = jsoncodec.loads(archive.open_sealed(sealed))
-    return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
-
-
-def _entries(answer: Any) -> list[tuple[str, dict[str, str]]]:
-    """The entries of an ``XREAD`` answer on one stream (RESP2 or RESP3 shape)."""
-    if not answer:
-        return []
-    if isinstance(answer, dict):
-        return list(next(iter(answer.values()))[0])
-    return list(answer[0][1])
-
-
-def _stored_event(entry_id: str, fields: dict[str, str]) -> StoredEvent:
-    return _stored(int(entry_id.partition("-")[2]), fields["e"])
-
-
-def _stored(version: int, text: str) -> StoredEvent:
-    return StoredEvent(version, EventType(jsoncodec.loads(text).get("type", "")), text)
-
-
-def _entry(entry: Any) -> tuple[str, dict[str, str]]:
-    """A stream entry as a script answers it: (id, {field: value})."""
-    entry_id, flat = entry
-    if isinstance(flat, dict):
-        return entry_id, flat
-    return entry_id, dict(zip(flat[::2], flat[1::2], strict=True))

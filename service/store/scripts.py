@@ -1,4 +1,5 @@
-"""The Lua scripts of the store (see :mod:`service.store.matches` for the keys).
+"""The Lua scripts of the store (see :mod:`service.store.keys` for the keys), and the commit
+script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 
 ``COMMIT`` KEYS: state, events, deadlines, the shard's listing ``ix``, ``sum`` and ``expiry``
 (see :mod:`service.store.listing`), the seat's receipts (the state key when there is none),
@@ -9,7 +10,7 @@ the Idempotency-Key, a newline, the receipt sealed by :func:`service.store.archi
 10 the clock the change was computed at ('' not to check), 11 how far off that clock may be,
 12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
 anonymous match), when the match expires ('' never) and each index key's score, then the
-app's notifications (:data:`service.store.notify.NOTIFY_LUA`, written in the same step). Answers:
+app's notifications (:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
 - ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
@@ -23,10 +24,29 @@ The listing indexes are written in the same script, so a listing is never behind
 
 from __future__ import annotations
 
-from service.store.listing import INDEX_MATCH_LUA
-from service.store.notify import NOTIFY_LUA
+from typing import Any
 
-__all__ = ["COMMIT", "DUE", "LOAD", "TIME"]
+from service import game, jsoncodec
+from service.game import Match
+from service.notices import notices_of
+from service.store import archive
+from service.store.keys import Keys
+from service.store.listing import INDEX_MATCH_LUA, Indexed
+from service.store.outbox import NOTIFY_LUA, notify_args
+from service.store.values import Change, Receipt
+
+__all__ = [
+    "CLOCK_TOLERANCE",
+    "COMMIT",
+    "DUE",
+    "LOAD",
+    "TIME",
+    "commit_argv",
+    "commit_keys",
+    "receipt_of",
+]
+
+CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
 # in the seat's hash, and keep the hash ``ttl`` seconds from now.
@@ -121,3 +141,62 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now), 'LIMIT', 0, ARGV[1])
 """
+
+
+def commit_keys(change: Change, keys: Keys, listed: Indexed) -> list[str]:
+    """The KEYS of :data:`COMMIT` for ``change`` of the match of ``keys``."""
+    receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
+    if change.receipt is not None:
+        receipt = keys.receipts(change.receipt[0])
+    return [keys.state, keys.events, keys.deadlines, *keys.listing, receipt, *listed.keys]
+
+
+def commit_argv(
+    change: Change, keys: Keys, *, ttl: int, receipts_ttl: int, listed: Indexed
+) -> list[Any]:
+    """The ARGV of :data:`COMMIT` for ``change``: the match kept ``ttl`` seconds (0: for
+    ever), a receipt ``receipts_ttl`` at most, ``listed`` in the app's listings."""
+    match = change.match
+    receipt = ""
+    if change.receipt is not None:
+        kept = change.receipt[2]
+        first = {"f": kept.fingerprint, "v": kept.version, "d": list(kept.drawn), "view": kept.view}
+        guard = "g:" if change.guarded else "u:"
+        receipt = change.receipt[1] + "\n" + guard + archive.seal(jsoncodec.dumps(first))
+    deadline = _next_due(match)
+    argv: list[Any] = [
+        "" if change.before is None else str(change.before),
+        str(match.version),
+        jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
+        change.commit_id,
+        receipt,
+        str(min(receipts_ttl, ttl) if ttl else receipts_ttl),
+        str(ttl),
+        "" if deadline is None else repr(deadline),
+        match.id,
+        repr(change.now) if change.check_clock else "",
+        repr(CLOCK_TOLERANCE),
+        str(len(change.events)),
+    ]
+    for event in change.events:
+        argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
+    argv += [listed.item, "" if listed.expires_at is None else repr(listed.expires_at)]
+    argv += [repr(score) for score in listed.scores]
+    argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
+    return argv
+
+
+def receipt_of(raw: str) -> Receipt:
+    """A kept receipt as the seat's hash holds it (and :data:`COMMIT`'s ``replay`` answers)."""
+    sealed = raw.split(":", 2)[2]  # "<version>:<g|u>:<sealed>"
+    kept = jsoncodec.loads(archive.open_sealed(sealed))
+    return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
+
+
+def _next_due(match: Match) -> float | None:
+    """When the sweeper should next look at ``match`` (None: never), on the server's clock
+    (a test-mode match whose clock was advanced runs ``clock_offset`` seconds ahead of it)."""
+    if match.status is not game.Status.PLAYING:
+        return None
+    due = match.turn_started if match.players[match.current_seat].bot else match.turn_deadline
+    return None if due is None else due - match.clock_offset

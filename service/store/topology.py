@@ -104,6 +104,11 @@ class Topology:
     together = False
     """Whether :meth:`eval_together` can run many scripts in one round trip here."""
 
+    cross_slot = False
+    """Whether one command or script may name keys of different hash slots (every key is on
+    one node): a listing's walk unites the shards' indexes in one script, and the app feed
+    reads every shard's outbox in one ``XREAD``. On a Cluster each is read apart."""
+
     def eval_together(
         self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int
     ) -> tuple[list[Any], int]:
@@ -193,6 +198,7 @@ class SingleTopology(Topology):
         return checked[1]
 
     together = True
+    cross_slot = True
 
     def eval_together(
         self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int

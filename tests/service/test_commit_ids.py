@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from service.store.matches import Change, _commit_ids
+from service.store.values import Change, _commit_ids
 
 
 def test_ids_in_one_process_never_repeat() -> None:

@@ -1,0 +1,74 @@
+"""Where things live in Redis: the shards' hash tags and the keys of a match.
+
+Keys share a Redis Cluster hash tag per shard (``k = crc32(id) % SHARDS``), so a match, its
+shard's deadline index, listings and outboxes live in one slot and one commit script writes
+them all::
+
+    {s<k>}:<id>:state             hash: v version, s state JSON (match + token digests),
+                                  c the id of the commit that wrote it
+    {s<k>}:<id>:events            stream: entry 0-<n> is the event of version n
+                                  (fields e: the public event JSON, c: its commit's id);
+                                  once no game is being played they are packed into the
+                                  state hash (service.store.archive)
+    {s<k>}:<id>:idem:<seat>       hash: Idempotency-Key -> "<version>:<g|u>:<the first
+                                  answer, compressed>" (g: the request had If-Match), kept
+                                  24 h after the seat's last; those of guarded requests go
+                                  when their game ends (service.store.archive)
+    {s<k>}:deadlines              sorted set: match id -> its next deadline, for the sweeper
+
+The listings' keys are drawn in :mod:`service.store.listing`, the outboxes' and webhooks' in
+:mod:`service.store.notify`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from functools import cached_property
+
+__all__ = ["SHARDS", "Keys", "shard_tag", "tag_of"]
+
+SHARDS = 32
+
+
+def shard_tag(shard: int) -> str:
+    """The hash tag of shard number ``shard``."""
+    return "{s" + str(shard) + "}"
+
+
+def tag_of(match_id: str) -> str:
+    """The hash tag of the shard of ``match_id``."""
+    return Keys(match_id).tag
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The Redis keys of one match (see the module)."""
+
+    match_id: str
+
+    @cached_property
+    def tag(self) -> str:
+        """The hash tag of the match's shard."""
+        return shard_tag(zlib.crc32(self.match_id.encode("utf-8", "surrogatepass")) % SHARDS)
+
+    @property
+    def state(self) -> str:
+        return f"{self.tag}:{self.match_id}:state"
+
+    @property
+    def events(self) -> str:
+        return f"{self.tag}:{self.match_id}:events"
+
+    @property
+    def deadlines(self) -> str:
+        return f"{self.tag}:deadlines"
+
+    def receipts(self, seat: int) -> str:
+        """The hash of the seat's receipts (kept ``idempotency_ttl``, see the module)."""
+        return f"{self.tag}:{self.match_id}:idem:{seat}"
+
+    @property
+    def listing(self) -> tuple[str, str, str]:
+        """The shard's listing ``ix``, ``sum`` and ``expiry`` keys (service.store.listing)."""
+        return f"{self.tag}:ix", f"{self.tag}:sum", f"{self.tag}:expiry"

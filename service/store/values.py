@@ -1,0 +1,85 @@
+"""The values the store takes and hands out: a loaded match, a change to commit, the receipt of
+a move's first answer, and an event as stored. They import nothing of Redis."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.game import Event, EventType, Match
+
+__all__ = ["Change", "Loaded", "Receipt", "StoredEvent"]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A match as stored, the seats' token digests, and the shared clock (Redis ``TIME``).
+
+    ``fresh`` is False for a worker's cached copy, whose version may be behind and whose
+    clock is an estimate: a commit computed on it is checked against both.
+    """
+
+    match: Match
+    seats: tuple[str, ...]
+    now: float
+    fresh: bool = True
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The first answer to an ``Idempotency-Key``: what a resent request gets back."""
+
+    fingerprint: str
+    version: int
+    drawn: tuple[str, ...]
+    view: dict[str, Any]
+
+
+class _CommitIds:
+    """Ids no other commit has: a random prefix drawn once per process (again in a forked
+    child) and a count. A commit's id lets its script recognise the same commit sent again
+    after a lost answer; it is never a secret, and a count costs less than drawing 12 random
+    bytes for every move."""
+
+    def __init__(self) -> None:
+        self._draw()
+        os.register_at_fork(after_in_child=self._draw)
+
+    def _draw(self) -> None:
+        self._prefix = secrets.token_urlsafe(6) + "."  # 48 random bits
+        self._count = itertools.count()
+
+    def __call__(self) -> str:
+        return self._prefix + str(next(self._count))
+
+
+_commit_ids = _CommitIds()
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
+    match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
+    request that named the version it was computed on (``If-Match``) when ``guarded``."""
+
+    before: int | None
+    match: Match
+    seats: tuple[str, ...]
+    events: tuple[Event, ...]
+    now: float
+    check_clock: bool = False
+    receipt: tuple[int, str, Receipt] | None = None
+    guarded: bool = False
+    commit_id: str = field(default_factory=_commit_ids)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as stored: its version, type and public JSON (one line)."""
+
+    version: int
+    type: EventType
+    json: str
