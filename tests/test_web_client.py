@@ -17,6 +17,7 @@ WRITERS = {
     "view.js",
     "view-result.js",
     "view-messages.js",
+    "view-roving.js",
     "lobby-view.js",
     "template.js",
     "tiles.js",

@@ -11,7 +11,8 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     │   ├── DeadlinePassed           the turn's deadline has passed: settle the match first
     │   ├── PoolEmpty                a draw with an empty pool: play or pass instead
     │   ├── PoolNotEmpty             a pass with tiles left in the pool: draw instead
-    │   └── MatchCanceled            the match's owner canceled it: nothing more happens
+    │   ├── MatchCanceled            the match's owner canceled it: nothing more happens
+    │   └── NobodyToRematch          every person left the match: a rematch would seat only bots
     ├── SeatIsBot                    a bot plays that seat (from the start, or since it left)
     └── PassRefused                  a pass although a legal play exists (or none is proven)
 
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidMatch",
     "MatchCanceled",
     "MatchDecodeError",
+    "NobodyToRematch",
     "NotYourTurn",
     "PassRefused",
     "PoolEmpty",
@@ -97,6 +99,12 @@ class MatchCanceled(WrongPhase):
     """The match was canceled by its owner: every later move is refused."""
 
     kind = "match-canceled"
+
+
+class NobodyToRematch(WrongPhase):
+    """A rematch of a match every person left: it would seat only bots, play itself and end."""
+
+    kind = "nobody-to-rematch"
 
 
 class SeatIsBot(GameError):

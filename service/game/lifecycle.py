@@ -16,7 +16,7 @@ import random
 from dataclasses import replace
 
 from service.game.ending import abandon
-from service.game.errors import SeatIsBot, WrongPhase
+from service.game.errors import NobodyToRematch, SeatIsBot, WrongPhase
 from service.game.match import new_match
 from service.game.state import EventType, Match, PlayerSpec, Status, Transition, record
 from service.game.turns import require_seat, start_turn
@@ -96,18 +96,29 @@ def rematch_players(match: Match) -> list[PlayerSpec]:
     return [PlayerSpec(player.name, player.bot, player.ref) for player in match.players]
 
 
+def _require_a_person(match: Match) -> None:
+    """Raise :class:`NobodyToRematch` when every person left ``match``: its rematch would seat
+    only bots, play itself through game 1 at once and then wait in the listings for nobody."""
+    if not match.humans:
+        raise NobodyToRematch(
+            "every person left this match: a rematch would seat only bots, so there is none"
+        )
+
+
 def rematch(
     match: Match, new_id: str, *, rng: random.Random, now: float, seed: int | None = None
 ) -> Transition:
     """A new match with ``match``'s players, rules and owner, dealt afresh.
 
-    Raises :class:`WrongPhase` unless ``match`` is finished.
+    Raises :class:`WrongPhase` unless ``match`` is finished, :class:`NobodyToRematch` when
+    every person left it.
     """
     if match.status is not Status.FINISHED:
         raise WrongPhase(
             "a rematch can follow only a finished match, "
             f"and this one is {match.status.value.replace('_', ' ')}"
         )
+    _require_a_person(match)
     return new_match(
         new_id,
         rematch_players(match),
@@ -123,7 +134,8 @@ def record_rematch(match: Match, new_id: str, *, now: float) -> Transition:
     """Record on the finished ``match`` that ``new_id`` is its rematch; emits ``rematch_created``.
 
     Recording the same rematch again changes nothing; raises :class:`WrongPhase` when
-    another rematch is recorded already, or ``match`` is not finished.
+    another rematch is recorded already, or ``match`` is not finished, and
+    :class:`NobodyToRematch` when every person left it.
     """
     if match.rematch_id == new_id:
         return Transition(match, ())
@@ -131,6 +143,7 @@ def record_rematch(match: Match, new_id: str, *, now: float) -> Transition:
         raise WrongPhase(f"this match's rematch is {match.rematch_id} already")
     if match.status is not Status.FINISHED:
         raise WrongPhase("a rematch can follow only a finished match")
+    _require_a_person(match)
     return record(
         replace(match, rematch_id=new_id),
         EventType.REMATCH_CREATED,

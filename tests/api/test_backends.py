@@ -315,15 +315,37 @@ def test_two_seats_asking_for_a_rematch_at_once_get_the_same_match(client, app) 
 
 
 def test_seats_that_left_are_bots_in_the_rematch(client) -> None:
-    _created, seats = owned(client, ("Ann", "u-ann"), ("Bo", "u-bo"), "Bot*")
-    client.post(seats[1].url("leave"), headers=seats[1].auth)
-    client.post(seats[0].url("leave"), headers=seats[0].auth)
+    _created, seats = owned(
+        client,
+        ("Ann", "u-ann"),
+        ("Bo", "u-bo"),
+        "Bot*",
+        setup=racks("R10 R11 R12", "K1 K2 K5", "O1 O2 B6"),
+        rules={"target_score": 1},
+    )
+    assert client.post(seats[1].url("leave"), headers=seats[1].auth).status_code == 200
+    assert seats[0].play("R10 R11 R12").status_code == 200  # Ann goes out: the match ends
     answer = client.post(seats[0].url("rematch"), headers=key(MOBILE))
     assert answer.status_code == 201
     players = answer.get_json()["match"]["players"]
     assert [(p["name"], p["bot"], p["left"], p["ref"]) for p in players] == [
-        ("Ann", True, False, "u-ann"),
+        ("Ann", False, False, "u-ann"),
         ("Bo", True, False, "u-bo"),
         ("Bot", True, False, None),
     ]
-    assert answer.get_json()["seats"] == []
+    assert [seat["seat"] for seat in answer.get_json()["seats"]] == [0]
+
+
+def test_a_match_every_person_left_has_no_rematch(client) -> None:
+    """It would seat only bots, play itself through game 1 and wait in the listings for
+    nobody: 409, saying why, and nothing is recorded on the old match."""
+    _created, seats = owned(client, ("Ann", "u-ann"), ("Bo", "u-bo"), "Bot*")
+    client.post(seats[1].url("leave"), headers=seats[1].auth)
+    client.post(seats[0].url("leave"), headers=seats[0].auth)
+    answer = client.post(seats[0].url("rematch"), headers=key(MOBILE))
+    assert answer.status_code == 409
+    problem = answer.get_json()
+    assert problem["type"].endswith(":nobody-to-rematch")
+    assert "every person left this match" in problem["detail"]
+    old = client.get(seats[0].url(), headers=key(MOBILE)).get_json()
+    assert old["status"] == "finished" and old["rematch_id"] is None

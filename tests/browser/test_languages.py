@@ -100,12 +100,12 @@ def test_the_lobbys_default_names_follow_the_language_and_edited_names_stay(
         for i, value in enumerate(values):
             expect(names.nth(i)).to_have_value(value)
 
-    expect_names(["You", "Bot", "Player 3", "Player 4"])
+    expect_names(["Player 1", "Bot", "Player 3", "Player 4"])
     page.get_by_label("Name of player 3").fill("Cleo")
 
     page.locator("#language").select_option("es")
     expect(page.get_by_role("heading", level=1)).to_have_text("Nueva partida")
-    expect_names(["Tú", "Bot", "Cleo", "Jugador 4"])
+    expect_names(["Jugador 1", "Bot", "Cleo", "Jugador 4"])
     page.get_by_label("Nombre del jugador 1").fill("Ana")
     page.locator("#language").select_option("sv")
     expect_names(["Ana", "Bot", "Cleo", "Spelare 4"])

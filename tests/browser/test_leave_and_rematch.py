@@ -71,7 +71,7 @@ def test_a_player_leaves_mid_game_and_a_bot_takes_the_seat(
     ann.get_by_role("button", name="Leave the match", exact=True).click()
     banner = ann.locator("#left-banner")
     expect(banner).to_be_visible()
-    expect(banner).to_contain_text("You left this match: a bot plays Ann's seat now")
+    expect(banner).to_contain_text("You left this match: a bot plays your seat (Ann) now")
     # No more moves: no rack, no actions, no Leave; the header says the page only watches.
     expect(ann.locator("#rack-area")).to_be_hidden()
     expect(ann.locator("#actions")).to_be_hidden()

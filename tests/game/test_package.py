@@ -52,6 +52,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
             "MAX_TURN_SECONDS",
             "Match",
             "MatchCanceled",
+            "NobodyToRematch",
             "MatchDecodeError",
             "NotYourTurn",
             "PassRefused",
@@ -120,6 +121,7 @@ def test_every_error_has_a_stable_kind() -> None:
         "pass-refused",
         "corrupt-state",
         "match-canceled",
+        "nobody-to-rematch",
         "seat-is-bot",
     }
 

@@ -75,6 +75,14 @@ export function splitAtSelected() {
   if (found && found.where === "set") splitSet(found.set.id, found.index);
 }
 
+// Put the tile taken (selected) at `target`; false when none is taken.
+export function putSelected(target) {
+  const tile = store.unselect();
+  if (!tile) return false;
+  moveTile(tile, target);
+  return true;
+}
+
 export function moveTile(tileId, target) {
   if (!store.isMyTurn()) return;
   if (!store.canMove(tileId, target)) {

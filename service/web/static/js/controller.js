@@ -6,6 +6,7 @@ import { api, ApiError, newKey } from "./api.js";
 import { Countdown, tone, unlockAudio } from "./clock.js";
 import { enableDrag } from "./drag.js";
 import { t } from "./i18n.js";
+import { wireKeyboard } from "./keyboard.js";
 import { store } from "./store.js";
 import { acceptView, enqueue, follow, pollUntilSettled, refetch } from "./sync.js";
 import { describe, byColour, byNumber } from "./tiles.js";
@@ -21,6 +22,7 @@ import {
 import {
   closeDialog, closeResult, markCopied, openDialog, renderInvite, showLeftBanner,
 } from "./view-result.js";
+import { focusGroup, followFocus } from "./view-roving.js";
 
 export async function startGame(matchId, token) {
   store.open(matchId, token, rememberedLeave(matchId, token));
@@ -85,6 +87,8 @@ function wireGame() {
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && store.selected) unselect();
   });
+  followFocus(game);
+  wireKeyboard({ play: () => act("play"), draw: () => act("draw") });
   const on = (selector, handler) => $(selector).addEventListener("click", handler);
   on("#play-button", () => act("play"));
   on("#draw-button", () => act("draw"));
@@ -103,6 +107,7 @@ function wireGame() {
   on("#leave-cancel", () => closeDialog("leave-dialog"));
   on("#leave-confirm", leave);
   on("#rematch-button", rematch);
+  on("#to-rack", () => focusGroup("rack"));
   // The ways back to the result the turn bar keeps once the dialog is closed.
   on("#turn-text", (event) => {
     if (event.target.closest(".rematch")) rematch();

@@ -20,20 +20,17 @@ export function rows() {
   }));
 }
 
-// After a language switch: the default names nobody edited, in the new language.
-export function renameDefaultPlayers() {
-  for (const input of document.querySelectorAll("#player-rows input[data-default-name]")) {
-    if (input.value !== input.dataset.defaultText) continue; // the user's own name
-    input.value = t(...JSON.parse(input.dataset.defaultName));
-    input.dataset.defaultText = input.value;
-  }
-}
-
-// Row labels follow the row's place: after a removal, "player 3" is the third row again.
+// Row labels follow the row's place: after a removal, "player 3" is the third row again. So do
+// the default names nobody edited: "Player 3" for a person in the third row, "Bot", "Bot 2"
+// for the bots, in the page's language; a row's box ticked or unticked changes its default.
 export function numberPlayerRows() {
   const list = $("#player-rows");
+  let bots = 0;
   [...list.children].forEach((li, i) => {
     const n = i + 1;
+    const bot = li.querySelector("input[type=checkbox]").checked;
+    if (bot) bots += 1;
+    nameByDefault(li.querySelector("input[type=text]"), defaultName(n, bot ? bots : 0));
     li.querySelector("input[type=text]").setAttribute("aria-label", t("lobby.row_name", { n }));
     li.querySelector("input[type=checkbox]").setAttribute("aria-label", t("lobby.row_bot", { n }));
     const remove = li.querySelector(".remove");
@@ -45,16 +42,24 @@ export function numberPlayerRows() {
   $("#add-bot").disabled = list.children.length >= MAX_PLAYERS;
 }
 
-// A row starts with a default name, [key, params] of the catalogue: while the user leaves it
-// as it is, it follows the language (renameDefaultPlayers); an edited name stays.
-export function addPlayerRow(defaultName, bot) {
+// The default name of the person in row `n`, or of the `bot`-th bot.
+function defaultName(n, bot) {
+  if (!bot) return t("lobby.default_player", { n });
+  return bot === 1 ? t("lobby.default_bot") : t("lobby.default_bot_n", { n: bot });
+}
+
+// A name the user left as it was follows its default; an edited name stays.
+function nameByDefault(input, name) {
+  if (input.dataset.defaultText !== undefined && input.value !== input.dataset.defaultText) return;
+  input.value = name;
+  input.dataset.defaultText = name;
+}
+
+// A new row, for a person or a bot, with its default name.
+export function addPlayerRow(bot) {
   const list = $("#player-rows");
   if (list.children.length >= MAX_PLAYERS) return;
   const li = playerRow();
-  const input = li.querySelector("input[type=text]");
-  input.value = t(...defaultName);
-  input.dataset.defaultName = JSON.stringify(defaultName);
-  input.dataset.defaultText = input.value;
   li.querySelector("input[type=checkbox]").checked = bot;
   list.append(li);
   numberPlayerRows();
@@ -121,6 +126,5 @@ export function redrawLobby() {
   if ($("#lobby").hidden) return;
   document.title = t("lobby.page_title");
   numberPlayerRows();
-  renameDefaultPlayers();
   describeMatchLength();
 }

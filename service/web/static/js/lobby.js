@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { t } from "./i18n.js";
 import {
-  addPlayerRow, chosenRules, describeMatchLength, playerCount, removePlayerRow, rows, setCreating, showLobby,
+  addPlayerRow, chosenRules, describeMatchLength, numberPlayerRows, removePlayerRow, rows, setCreating, showLobby,
 } from "./lobby-view.js";
 import { showProblem } from "./view-messages.js";
 
@@ -12,13 +12,17 @@ const $ = (selector) => document.querySelector(selector);
 
 export function startLobby() {
   showLobby();
-  addPlayerRow(["lobby.default_you", {}], false);
-  addPlayerRow(["lobby.default_bot", {}], true);
-  $("#add-human").addEventListener("click", () => addPlayerRow(["lobby.default_player", { n: playerCount() + 1 }], false));
-  $("#add-bot").addEventListener("click", () => addPlayerRow(["lobby.default_bot_n", { n: rows().filter((r) => r.bot).length + 1 }], true));
+  addPlayerRow(false);
+  addPlayerRow(true);
+  $("#add-human").addEventListener("click", () => addPlayerRow(false));
+  $("#add-bot").addEventListener("click", () => addPlayerRow(true));
   $("#player-rows").addEventListener("click", (event) => {
     const remove = event.target.closest(".remove");
     if (remove) removePlayerRow(remove.closest("li"));
+  });
+  // A person's row made a bot's (or back) takes that kind's default name, unless edited.
+  $("#player-rows").addEventListener("change", (event) => {
+    if (event.target.matches("input[type=checkbox]")) numberPlayerRows();
   });
   $("#create-form").addEventListener("submit", createMatch);
   $("#create-form").addEventListener("input", describeMatchLength);

@@ -4,7 +4,7 @@
 import { ApiError } from "./api.js";
 import { language, t } from "./i18n.js";
 import { store } from "./store.js";
-import { render } from "./view.js";
+import { keepInView, render } from "./view.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -38,6 +38,7 @@ export function showProblem(box, error) {
   box.append(title);
   if (list.children.length) box.append(list);
   if (store.view) render(); // the refused sets marked (not while a tap is pressed)
+  if (box.id === "problem") keepInView(box);
 }
 
 export function hideProblem() {

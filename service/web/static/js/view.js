@@ -8,6 +8,7 @@ import { store } from "./store.js";
 import { emptyTable, meldContent, newSetZone, placeButton, playerChip, setNote, splitButton } from "./template.js";
 import { describe, minus, tileElement } from "./tiles.js";
 import { renderLeave, renderResult } from "./view-result.js";
+import { rove } from "./view-roving.js";
 
 export const $ = (selector) => document.querySelector(selector);
 
@@ -18,6 +19,7 @@ const ui = {
   focusKey: null, // the element to focus after the next render (the tile or target acted on)
   lastInput: "pointer", // "keyboard" or "pointer": keyboard focus may scroll the page
   countdown: null,
+  reveal: null, // the referee's reasons, kept in view until the player acts (keepInView)
 };
 
 export function showGame({ spectator }) {
@@ -38,6 +40,25 @@ export function setCountdown(countdown) {
 
 export function noteInput(kind) {
   ui.lastInput = kind;
+  ui.reveal = null;
+}
+
+// Keep `box` (the referee's reasons) in view: now, and after each redraw until the player
+// touches, types or scrolls (a late answer, such as the meld checker's, may grow the page above
+// it). On a phone the rack is pinned to the bottom of the screen, and the reasons, just above
+// it in the page, would start behind it.
+export function keepInView(box) {
+  ui.reveal = box;
+  reveal(box);
+}
+
+function reveal(box) {
+  if (box.hidden) return;
+  const rack = $("#rack-area");
+  const floor = rack && !rack.hidden ? Math.min(window.innerHeight, rack.getBoundingClientRect().top) : window.innerHeight;
+  const { top, bottom } = box.getBoundingClientRect();
+  if (bottom > floor) window.scrollBy(0, Math.min(bottom - floor + 8, top - 8));
+  else if (top < 0) window.scrollBy(0, top - 8);
 }
 
 // Focus the element of this key (data-focus-key, or a tile's "tile:<id>") after the next render.
@@ -66,6 +87,7 @@ export function holdRedrawsWhilePressed(game) {
       if (ui.pendingRender && !ui.dragging) render();
     }, 0);
   };
+  window.addEventListener("wheel", () => { ui.reveal = null; }, { passive: true });
   document.addEventListener("pointerup", release, true);
   document.addEventListener("pointercancel", release, true);
   window.addEventListener("blur", release);
@@ -92,19 +114,23 @@ export function render() {
   renderResult();
   renderLeave();
   restoreFocus(focused);
+  rove();
+  if (ui.reveal) reveal(ui.reveal);
   const turnKey = `${view.game_number}:${view.current_seat}:${view.turn_started}`;
   ui.countdown?.set(view.status === "playing" ? view.turn_deadline : null, turnKey);
 }
 
 function renderHeader() {
   const view = store.view;
-  // A round is one game per player (000): "1 round" with two players is "Game 1 of 2".
-  const games = view.games_total > 1
+  // A round is one game per player (000): "1 round" with two players is "Game 1 of 2". A match
+  // that ended on its target score before its last game says only how many it played.
+  const early = view.status === "finished" && view.game_number < view.games_total;
+  const games = view.games_total > 1 && !early
     ? t("header.game_of", { n: view.game_number, total: view.games_total })
     : t("header.game", { n: view.game_number });
   const round = Math.ceil(view.game_number / view.players.length);
   $("#match-info").innerHTML = "";
-  const parts = [games, t("header.round_of", { n: round, total: view.rounds })];
+  const parts = early ? [games] : [games, t("header.round_of", { n: round, total: view.rounds })];
   const target = view.rules.target_score;
   if (target) parts.push(t("header.target", { count: target }));
   parts.push(t("header.pool", { count: view.pool_count }));
@@ -143,7 +169,7 @@ function renderTurn() {
     } else {
       const player = view.players[view.current_seat];
       text.textContent = player.bot
-        ? t("turn.bot_thinking", { name: player.name })
+        ? t("turn.bot_thinking", { name: store.nameOf(view.current_seat) })
         : t("turn.playing", { name: store.nameOf(view.current_seat) });
     }
   } else if (view.status === "game_over") {
@@ -239,6 +265,7 @@ function renderTable() {
 function renderRack() {
   const view = store.view;
   const area = $("#rack-area");
+  $("#to-rack").hidden = !view.rack;
   if (!view.rack) {
     area.hidden = true;
     return;
