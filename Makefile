@@ -24,7 +24,7 @@ LINT_DIRS := service tests bench deploy setup.py
 COMPILED_SOURCES := setup.py $(wildcard service/rules/solver/*.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install install-run redis chromium run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install install-run redis chromium run-mode run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -51,6 +51,8 @@ endef
 # What serving needs, and nothing more: `make run` installs only this.
 $(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service and its runtime dependencies into $(VENV) (pip install -e .)"
+	@echo "    (the first install compiles the solver with mypyc: about 30 s on an idle 2-core machine,"
+	@echo "    a few minutes on a busy one, while pip shows only \"Building editable ... started\")"
 	@scripts/pip-install.sh $(PY) -e .
 	@$(solver_build)
 	@touch $@
@@ -59,6 +61,8 @@ $(RUN_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 # One pip run installs both sets, so the runtime stamp is renewed too.
 $(TEST_STAMP): pyproject.toml $(COMPILED_SOURCES) | $(PY)
 	@echo "==> installing the service with its test tools into $(VENV) (pip install -e '.[test]')"
+	@echo "    (the first install compiles the solver with mypyc: about 30 s on an idle 2-core machine,"
+	@echo "    a few minutes on a busy one, while pip shows only \"Building editable ... started\")"
 	@scripts/pip-install.sh $(PY) -e '.[test]'
 	@$(solver_build)
 	@touch $(RUN_STAMP) $@
@@ -89,7 +93,12 @@ chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, 
 
 # --- running ---------------------------------------------------------------------------------
 
-run: install-run redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
+# Whether test mode is on, first (before the install): it lets a client fix the deal and run a
+# match's clock ahead, which a server facing players must never allow. /healthz says it too.
+run-mode:
+	@scripts/test-mode.sh notice
+
+run: run-mode install-run redis ## serve the API on http://$HOST:$PORT with a local Redis (data in var/redis)
 	@echo "==> serving on http://$(HOST):$(PORT) (scripts/run.sh)"
 	@VENV=$(VENV) PORT=$(PORT) HOST=$(HOST) REDIS_PORT=$(REDIS_PORT) scripts/run.sh
 

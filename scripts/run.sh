@@ -138,7 +138,11 @@ if [ -f service/dispatcher.py ]; then
     start dispatcher "$python" -m service.dispatcher
 fi
 
-echo "running; press Ctrl-C (or run 'make stop') to stop"
+if scripts/test-mode.sh is-on; then
+    echo "running in TEST MODE (see the first lines above); press Ctrl-C (or run 'make stop') to stop"
+else
+    echo "running; press Ctrl-C (or run 'make stop') to stop"
+fi
 # Stop everything as soon as any child exits, with that child's status.
 set +e
 wait -n "${pids[@]}"

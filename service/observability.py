@@ -151,7 +151,10 @@ def _finish(response: Response) -> Response:
     route = request.url_rule.rule if request.url_rule is not None else "unmatched"
     _latency(route, request.method, response.status_code).observe(elapsed)
     response.headers["X-Request-ID"] = g.get("request_id", "")
-    if not access_log.isEnabledFor(logging.INFO):
+    # A page's scripts and styles are most lines of a terminal and tell nothing: debug level.
+    static = (request.endpoint or "").rpartition(".")[2] == "static"
+    level = logging.DEBUG if static else logging.INFO
+    if not access_log.isEnabledFor(level):
         return response
     fields: dict[str, Any] = {
         "method": request.method,
@@ -161,7 +164,7 @@ def _finish(response: Response) -> Response:
     }
     if request.view_args and "match_id" in request.view_args:
         fields["match_id"] = request.view_args["match_id"]
-    access_log.info("request", extra=fields)
+    access_log.log(level, "request", extra=fields)
     return response
 
 

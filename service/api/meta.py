@@ -14,9 +14,9 @@ YAML_TYPES = ["application/yaml", "text/yaml"]
 
 
 @blueprint.get("/healthz")
-def healthz() -> dict[str, str]:
-    """Answer 200 while the process is up."""
-    return {"status": "ok"}
+def healthz() -> dict[str, str | bool]:
+    """Answer 200 while the process is up, saying whether test mode is on."""
+    return {"status": "ok", "test_mode": current_app.config["REFEREE_SETTINGS"].test_mode}
 
 
 @blueprint.get("/readyz")

@@ -48,7 +48,7 @@ def test_every_flask_test_client_of_the_suite_checks_the_contract(redis_url: str
 
 def test_a_correct_answer_passes(redis_url: str) -> None:
     app = spoiled(redis_url, lambda response: None, "/healthz")
-    assert app.test_client().get("/healthz").get_json() == {"status": "ok"}
+    assert app.test_client().get("/healthz").get_json() == {"status": "ok", "test_mode": True}
 
 
 @pytest.mark.parametrize(

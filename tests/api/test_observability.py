@@ -72,6 +72,20 @@ def test_the_access_log_is_json_with_the_request_id_and_never_a_token(client, ca
     assert ann.token not in caplog.text
 
 
+def test_static_files_are_logged_only_at_debug_level(client, caplog) -> None:
+    """A page's scripts and styles were most of `make run`'s terminal (433 of 706 lines)."""
+    caplog.set_level(logging.INFO, logger="service.access")
+    assert client.get("/assets/app.css", headers={"X-Request-ID": "asset-1"}).status_code == 200
+    assert client.get("/", headers={"X-Request-ID": "page-1"}).status_code == 200
+    logged = {getattr(r, "request_id", None): r for r in caplog.records}
+    assert "asset-1" not in logged and logged["page-1"].route == "/"
+    caplog.set_level(logging.DEBUG, logger="service.access")
+    client.get("/assets/app.css", headers={"X-Request-ID": "asset-2"})
+    debug = [r for r in caplog.records if getattr(r, "request_id", None) == "asset-2"]
+    assert [r.levelno for r in debug] == [logging.DEBUG]
+    assert debug[0].route.startswith("/assets/")
+
+
 def test_open_event_streams_are_counted_while_they_are_open(client) -> None:
     created, _ = setup(client, ["R1", "K1"], pool="O1")
     before = metric(client, "referee_open_streams")

@@ -13,7 +13,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_healthz_answers_while_the_process_is_up(client) -> None:
-    assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.get("/healthz").get_json() == {"status": "ok", "test_mode": False}
+
+
+def test_healthz_says_when_test_mode_is_on(redis_url) -> None:
+    app = create_app({"redis_url": redis_url, "test_mode": True})
+    app.test_client_class = ContractClient
+    assert app.test_client().get("/healthz").get_json() == {"status": "ok", "test_mode": True}
 
 
 def test_readyz_answers_when_redis_answers(client) -> None:
