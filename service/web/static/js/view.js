@@ -43,12 +43,12 @@ export function noteInput(kind) {
   ui.reveal = null;
 }
 
-// Keep `box` (the referee's reasons) in view: now, and after each redraw until the player
-// touches, types or scrolls (a late answer, such as the meld checker's, may grow the page above
-// it). On a phone the rack is pinned to the bottom of the screen, and the reasons, just above
-// it in the page, would start behind it.
+// Keep `box` (the referee's reasons) in view: now, and after the redraws of the next 3 s until
+// the player moves the pointer, touches, types or scrolls (a late answer, such as the meld
+// checker's, may grow the page above it). On a phone the rack is pinned to the bottom of the
+// screen, and the reasons, just above it in the page, would start behind it.
 export function keepInView(box) {
-  ui.reveal = box;
+  ui.reveal = { box, until: performance.now() + 3000 };
   reveal(box);
 }
 
@@ -87,7 +87,9 @@ export function holdRedrawsWhilePressed(game) {
       if (ui.pendingRender && !ui.dragging) render();
     }, 0);
   };
-  window.addEventListener("wheel", () => { ui.reveal = null; }, { passive: true });
+  const acting = () => { ui.reveal = null; };
+  window.addEventListener("wheel", acting, { passive: true });
+  document.addEventListener("pointermove", acting, { passive: true });
   document.addEventListener("pointerup", release, true);
   document.addEventListener("pointercancel", release, true);
   window.addEventListener("blur", release);
@@ -115,7 +117,7 @@ export function render() {
   renderLeave();
   restoreFocus(focused);
   rove();
-  if (ui.reveal) reveal(ui.reveal);
+  if (ui.reveal && performance.now() < ui.reveal.until) reveal(ui.reveal.box);
   const turnKey = `${view.game_number}:${view.current_seat}:${view.turn_started}`;
   ui.countdown?.set(view.status === "playing" ? view.turn_deadline : null, turnKey);
 }
