@@ -19,7 +19,7 @@ from service.notices import EVENT_TYPES, PING, ping_body, sample_body
 from service.store.notify import Delivery, Notifications, Webhook
 from service.webhooks import DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 from service.webhooks.send import Attempt, post, signed_headers
-from service.webhooks.targets import BadTarget, parse_target, resolve
+from service.webhooks.targets import BadTarget, check_target, parse_target, resolve
 
 __all__ = ["MAX_WEBHOOKS", "Check", "Webhooks"]
 
@@ -49,8 +49,8 @@ class Check:
 class Webhooks:
     """The webhooks of the apps, on their store.
 
-    ``test_mode`` lets a webhook point at loopback addresses (see
-    :mod:`service.webhooks.targets`) and skips resolving its host at registration;
+    ``test_mode`` lets a webhook point at loopback and private addresses, over ``http`` too,
+    and at a name that does not resolve yet (see :mod:`service.webhooks.targets`);
     ``timeout``, the longest a ping or test event waits for the receiver.
     """
 
@@ -77,9 +77,7 @@ class Webhooks:
         """A new webhook of ``app`` for ``events`` (every type when none is named), with a
         fresh secret. Raise :class:`BadTarget` for a URL it may not call and
         :class:`TooManyWebhooks` beyond :data:`MAX_WEBHOOKS`."""
-        target = parse_target(url, test_mode=self.test_mode)
-        if not self.test_mode:
-            resolve(target, test_mode=False)
+        check_target(parse_target(url, test_mode=self.test_mode), test_mode=self.test_mode)
         chosen = list(dict.fromkeys(events or EVENT_TYPES))
         if len(self.notes.webhooks(app)) >= MAX_WEBHOOKS:
             raise TooManyWebhooks(f"an app has at most {MAX_WEBHOOKS} webhooks: delete one first")

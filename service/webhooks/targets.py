@@ -1,17 +1,22 @@
-"""Where a webhook may point: ``https`` on a public address (``http`` and private addresses
-too in test mode), checked when it is registered and again, on the address actually used,
-before every delivery (a name may resolve elsewhere later: DNS rebinding)."""
+"""Where a webhook may point: ``https`` on a global address; in test mode also ``http``,
+loopback and private ranges (a receiver beside the service, or in a container network), never
+link-local (cloud metadata), multicast, reserved or other non-global addresses. An IPv6
+address that carries an IPv4 one (mapped, IPv4-compatible, 6to4, NAT64, Teredo) is judged by
+the IPv4 it carries. Checked when a webhook is registered and again, on the address actually
+connected to, before every delivery (a name may resolve elsewhere later: DNS rebinding)."""
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["BadTarget", "Target", "parse_target", "resolve"]
+__all__ = ["BadTarget", "Target", "allowed_address", "check_target", "parse_target", "resolve"]
 
 MAX_URL_LENGTH = 2048
+_URL_TEXT = re.compile(r"[!-~]+")  # printable ASCII, no space
 
 
 class BadTarget(ValueError):
@@ -32,8 +37,11 @@ class Target:
 
 def parse_target(url: str, *, test_mode: bool) -> Target:
     """``url`` checked for form (not its address); raise :class:`BadTarget`."""
-    if len(url) > MAX_URL_LENGTH or any(ord(c) <= 32 or ord(c) == 127 for c in url):
-        raise BadTarget(f"a webhook URL is at most {MAX_URL_LENGTH} printable characters")
+    if len(url) > MAX_URL_LENGTH or not _URL_TEXT.fullmatch(url):
+        raise BadTarget(
+            f"a webhook URL is at most {MAX_URL_LENGTH} printable ASCII characters (a URI: "
+            "its host in punycode, other characters percent-encoded)"
+        )
     try:
         parts: SplitResult = urlsplit(url)
         port = parts.port
@@ -49,6 +57,8 @@ def parse_target(url: str, *, test_mode: bool) -> Target:
         raise BadTarget("a webhook URL may not carry a user or password")
     if parts.fragment:
         raise BadTarget("a webhook URL may not have a #fragment")
+    if port == 0:
+        raise BadTarget("a webhook URL may not name port 0")
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
@@ -57,29 +67,91 @@ def parse_target(url: str, *, test_mode: bool) -> Target:
 
 
 def allowed_address(address: str, *, test_mode: bool) -> bool:
-    """Whether a delivery may go to ``address``: a global one (any in test mode)."""
+    """Whether a delivery may go to ``address`` (an IPv6 one carrying an IPv4 address is
+    judged by that one, or both of a Teredo address's)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if test_mode:
+    return all(_allowed(judged, test_mode=test_mode) for judged in _judged(ip))
+
+
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_PRIVATE = tuple(
+    ipaddress.ip_network(net)
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
+)
+"""Private ranges (RFC 1918, the shared address space of RFC 6598, unique local IPv6): a
+container network's, allowed in test mode."""
+_NEVER = tuple(ipaddress.ip_network(net) for net in ("192.88.99.0/24", "2001:db8::/32"))
+"""Never global, whatever the standard library says: the 6to4 relays' anycast (RFC 7526) and
+the documentation prefix."""
+_NAT64 = tuple(ipaddress.ip_network(net) for net in ("64:ff9b::/96", "64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _judged(ip: IP) -> list[IP]:
+    """The addresses ``ip`` stands for: the IPv4 address an IPv6 one carries (mapped,
+    IPv4-compatible, 6to4, NAT64), both of a Teredo address's (server and client), else
+    ``ip`` itself."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return [ip]
+    last32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    if any(ip in net for net in _NAT64):
+        return [last32]
+    if ip in _IPV4_COMPATIBLE and int(ip) > 1:  # ::a.b.c.d (not :: nor ::1)
+        return [last32]
+    return [ip]
+
+
+def _allowed(ip: IP, *, test_mode: bool) -> bool:
+    """Never unspecified, link-local, multicast, site-local or a range in :data:`_NEVER`;
+    loopback and private ranges in test mode; otherwise only a global address."""
+    site_local = isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local
+    if ip.is_unspecified or ip.is_link_local or ip.is_multicast or site_local:
+        return False
+    if any(ip in net for net in _NEVER):
+        return False
+    if test_mode and (ip.is_loopback or any(ip in net for net in _PRIVATE)):
         return True
-    return ip.is_global and not (
-        ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
-    )
+    return ip.is_global and not (ip.is_private or ip.is_reserved or ip.is_loopback)
+
+
+class Unresolved(BadTarget):
+    """The webhook's host name does not resolve (now)."""
+
+
+def check_target(target: Target, *, test_mode: bool) -> None:
+    """The registration's check of ``target``'s address: raise :class:`BadTarget` for an
+    address a delivery may not go to. A name is resolved; in test mode a name that does not
+    resolve yet is let through (a receiver in a container network may start later), and
+    every delivery checks the address it connects to."""
+    try:
+        resolve(target, test_mode=test_mode)
+    except Unresolved:
+        if not test_mode:
+            raise
 
 
 def resolve(target: Target, *, test_mode: bool) -> str:
     """The one address a delivery (or the registration check) uses for ``target``; raise
-    :class:`BadTarget` when the name does not resolve or resolves to a private, loopback or
-    link-local address (outside test mode)."""
+    :class:`BadTarget` when the name does not resolve (:class:`Unresolved`) or resolves to an
+    address :func:`allowed_address` refuses."""
     try:
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as error:
-        raise BadTarget(f"the webhook's host does not resolve ({type(error).__name__})") from None
+        raise Unresolved(f"the webhook's host does not resolve ({type(error).__name__})") from None
     addresses = [str(info[4][0]) for info in infos]
     if not addresses:
-        raise BadTarget("the webhook's host does not resolve")
+        raise Unresolved("the webhook's host does not resolve")
     refused = [a for a in addresses if not allowed_address(a, test_mode=test_mode)]
     if refused:
-        raise BadTarget("the webhook's host resolves to a private, loopback or link-local address")
+        raise BadTarget(
+            "the webhook's host resolves to an address webhooks may not reach (private, "
+            "loopback, link-local, multicast or reserved)"
+        )
     return addresses[0]
