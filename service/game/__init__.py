@@ -43,6 +43,7 @@ from service.game.errors import (
     PoolEmpty,
     PoolNotEmpty,
     SeatIsBot,
+    SeatReissued,
     UnknownSeat,
     WrongPhase,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "PoolEmpty",
     "PoolNotEmpty",
     "SeatIsBot",
+    "SeatReissued",
     "Setup",
     "Status",
     "Table",

@@ -103,6 +103,7 @@ def to_dict(match: Match) -> dict[str, Any]:
         "ow": match.owner,
         "rm": match.rematch_id,
         "dl": _deal_rows(match.deals) or None,
+        "or": list(match.owner_reissued) or None,
     }
     data.update((name, value) for name, value in optional.items() if value is not None)
     return data
@@ -267,6 +268,7 @@ def _match_from_format_2(data: Mapping[str, Any]) -> Match:
         owner=_optional_str(data.get("ow")),
         rematch_id=_optional_str(data.get("rm")),
         deals=tuple(map(_deal_of_row, data.get("dl") or ())),
+        owner_reissued=tuple(int(seat) for seat in data.get("or") or ()),
     )
 
 
@@ -345,6 +347,7 @@ def to_dict_format_1(match: Match) -> dict[str, Any]:
         "clock_offset": match.clock_offset,
         "owner": match.owner,
         "rematch_id": match.rematch_id,
+        "owner_reissued": list(match.owner_reissued),
     }
 
 
@@ -494,4 +497,5 @@ def _match_from_dict(data: Mapping[str, Any]) -> Match:
         clock_offset=float(data.get("clock_offset", 0.0)),
         owner=_optional_str(data.get("owner")),  # these two are absent in older stored states
         rematch_id=_optional_str(data.get("rematch_id")),
+        owner_reissued=tuple(int(seat) for seat in data.get("owner_reissued") or ()),
     )

@@ -14,6 +14,8 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     │   ├── MatchCanceled            the match's owner canceled it: nothing more happens
     │   └── NobodyToRematch          every person left the match: a rematch would seat only bots
     ├── SeatIsBot                    a bot plays that seat (from the start, or since it left)
+    ├── SeatReissued                 the owner gave the seat a token: a seat token of the match
+    │                                before it no longer claims it (a rematch)
     └── PassRefused                  a pass although a legal play exists (or none is proven)
 
 A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
@@ -36,6 +38,7 @@ __all__ = [
     "PoolEmpty",
     "PoolNotEmpty",
     "SeatIsBot",
+    "SeatReissued",
     "UnknownSeat",
     "WrongPhase",
 ]
@@ -111,6 +114,13 @@ class SeatIsBot(GameError):
     """The seat is played by a bot: it cannot leave, and has no token to reissue."""
 
     kind = "seat-is-bot"
+
+
+class SeatReissued(GameError):
+    """The owning app gave the seat a new token: a seat token of the match before (a rematch's
+    first match) no longer claims it. A reissue by the owner wins."""
+
+    kind = "seat-reissued"
 
 
 class PassRefused(GameError):

@@ -16,7 +16,13 @@ import random
 from dataclasses import replace
 
 from service.game.ending import abandon
-from service.game.errors import NobodyToRematch, SeatIsBot, WrongPhase
+from service.game.errors import (
+    MatchCanceled,
+    NobodyToRematch,
+    SeatIsBot,
+    SeatReissued,
+    WrongPhase,
+)
 from service.game.match import new_match
 from service.game.state import EventType, Match, PlayerSpec, Status, Transition, record
 from service.game.turns import require_seat, start_turn
@@ -80,14 +86,33 @@ def require_human(match: Match, seat: int) -> None:
         raise SeatIsBot(f"seat {seat} {reason}: a bot plays it")
 
 
-def reissue_tokens(match: Match, seats: tuple[int, ...], *, now: float) -> Transition:
+def reissue_tokens(
+    match: Match, seats: tuple[int, ...], *, now: float, by_owner: bool = True
+) -> Transition:
     """Record that ``seats`` get new tokens (the old ones stop working); emits
     ``tokens_reissued``, so every copy of the match's state moves on a version.
 
-    Raises :class:`UnknownSeat` or :class:`SeatIsBot` unless a person plays each seat.
+    ``by_owner``: the owning app hands them out (in any status), and the match remembers it;
+    otherwise a seat token of the match before this rematch claims its seat, which it may
+    only while the owner has not handed that seat out and the match is not canceled.
+
+    Raises :class:`UnknownSeat` or :class:`SeatIsBot` unless a person plays each seat,
+    :class:`SeatReissued` or :class:`MatchCanceled` for a claim the owner's reissue beat.
     """
     for seat in seats:
         require_human(match, seat)
+    if by_owner:
+        reissued = tuple(sorted({*match.owner_reissued, *seats}))
+        if reissued != match.owner_reissued:
+            match = replace(match, owner_reissued=reissued)
+    else:
+        if match.status is Status.CANCELED:
+            raise MatchCanceled("the rematch was canceled by its owner")
+        taken = [seat for seat in seats if seat in match.owner_reissued]
+        if taken:
+            raise SeatReissued(
+                f"the app gave seat {taken[0]} of the rematch a new token: ask it for the seat"
+            )
     return record(match, EventType.TOKENS_REISSUED, at=now, seat=None, seats=list(seats))
 
 

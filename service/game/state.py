@@ -134,6 +134,7 @@ class Match:
     rematch_id: str | None = None  # the match that follows this one, once asked for
     clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
     deals: tuple[Dealt | None, ...] = ()  # game n was dealt deals[n - 1] (None: not kept)
+    owner_reissued: tuple[int, ...] = ()  # seats whose token the owning app handed out
 
     @property
     def is_over(self) -> bool:

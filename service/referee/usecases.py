@@ -265,12 +265,18 @@ class Referee:
         tokens: dict[int, str] = {}
 
         def hand_out(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            if loaded.match.status is Status.CANCELED:
+                raise game.MatchCanceled("the rematch was canceled by its owner")
             seats = loaded.match.humans if wanted is None else wanted
             tokens.clear()
             tokens.update({seat: new_token(new_id) for seat in seats})
             if not seats:
                 return Transition(loaded.match, ()), loaded.seats
-            transition = game.reissue_tokens(loaded.match, seats, now=game_now(loaded))
+            # a reissue by the owner (its key here, or the seat's new token) wins over a
+            # claim with a seat token of the old match (docs/RULINGS.md, "Rematch")
+            transition = game.reissue_tokens(
+                loaded.match, seats, now=game_now(loaded), by_owner=wanted is None
+            )
             return transition, with_digests(loaded.seats, tokens)
 
         new = self._change(new_id, hand_out)

@@ -61,6 +61,7 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
             "PoolEmpty",
             "PoolNotEmpty",
             "SeatIsBot",
+            "SeatReissued",
             "Setup",
             "Status",
             "Table",
@@ -123,6 +124,7 @@ def test_every_error_has_a_stable_kind() -> None:
         "match-canceled",
         "nobody-to-rematch",
         "seat-is-bot",
+        "seat-reissued",
     }
 
 
