@@ -29,6 +29,8 @@ import base64
 import binascii
 import hashlib
 import heapq
+import math
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -196,6 +198,37 @@ def _decode(text: str) -> dict[str, Any]:
     return cursor
 
 
+_WALK = re.compile(r"[A-Za-z0-9_-]{1,32}")
+MAX_OFFSET = 2**31  # far past any listing; Redis refuses a range start past 2^63
+
+
+def _after(decoded: dict[str, Any]) -> tuple[float, str]:
+    """Where a page of the newest-first listing starts: below the score and id a cursor
+    holds. A cursor the listing did not hand out (a score that is no finite number, an id
+    that is no text) raises :class:`BadCursor`, before Redis sees it."""
+    score, match_id = decoded.get("s"), decoded.get("i")
+    if (
+        isinstance(score, bool)
+        or not isinstance(score, int | float)
+        or not isinstance(match_id, str)
+    ):
+        raise BadCursor("the cursor is not one this listing handed out")
+    if not math.isfinite(score):
+        raise BadCursor("the cursor is not one this listing handed out")
+    return float(score), match_id
+
+
+def _walk_place(decoded: dict[str, Any]) -> tuple[str, int]:
+    """The walk and the offset in it a player's cursor holds; raise :class:`BadCursor` for
+    any other (a negative offset would read the walk again from its end, forever)."""
+    walk, offset = decoded.get("w"), decoded.get("o")
+    if type(walk) is not str or not _WALK.fullmatch(walk):
+        raise BadCursor("the cursor is not one this listing handed out")
+    if type(offset) is not int or not 0 < offset <= MAX_OFFSET:
+        raise BadCursor("the cursor is not one this listing handed out")
+    return walk, offset
+
+
 @dataclass(frozen=True)
 class Page:
     """One page: the listing items, and the cursor of the next page (``None``: the last)."""
@@ -250,10 +283,7 @@ class Listings:
             decoded = _decode(cursor)
             if decoded.get("k") != "c" or decoded.get("a") != app or decoded.get("st") != status:
                 raise BadCursor("this cursor belongs to another listing")
-            try:
-                after = (float(decoded["s"]), str(decoded["i"]))
-            except (KeyError, TypeError, ValueError):
-                raise BadCursor("the cursor is not one this listing handed out") from None
+            after = _after(decoded)
         pipe = self.redis.pipeline(transaction=False)
         for tag in self.tags:
             key = app_key(tag, app, status=status)
@@ -300,9 +330,9 @@ class Listings:
             offset = 0
         else:
             decoded = _decode(cursor)
-            if decoded.get("k") != "w" or not isinstance(decoded.get("o"), int):
+            if decoded.get("k") != "w":
                 raise BadCursor("this cursor belongs to another listing")
-            walk, offset = str(decoded.get("w")), int(decoded["o"])
+            walk, offset = _walk_place(decoded)
             key = _walk_key(app, ref, status, walk)
             pipe = self.redis.pipeline(transaction=False)
             pipe.zcard(key)
@@ -313,6 +343,8 @@ class Listings:
                     "this cursor belongs to another listing, or its walk is over "
                     f"{WALK_TTL} seconds old: start again"
                 )
+            if offset >= total:  # a page is handed out only while matches are left
+                raise BadCursor("the cursor is not one this listing handed out")
             ids = [_text(member) for member in members]
         items = self._items(ids, ref=ref, now=now)
         end = offset + len(ids)

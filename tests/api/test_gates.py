@@ -413,3 +413,85 @@ def test_a_prefer_beyond_its_stated_limits_is_a_400_and_the_move_is_not_applied(
 def test_a_prefer_within_its_limits_is_read_as_before(client: Any) -> None:
     ann = mover(client)
     assert ann.draw(Prefer='return="minimal"; x=y, respond-async').status_code == 204
+
+
+# --- listing cursors: a tampered one is a 422, never a 503, never a page forever --------
+
+
+def tampered(cursor: str, **changes: Any) -> str:
+    import base64
+
+    decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    decoded.update(changes)
+    raw = json.dumps(decoded).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def owned_matches(client: Any, count: int) -> None:
+    for _ in range(count):
+        body = {"players": [{"name": "Ann", "ref": "u-ann"}, {"name": "Bo", "ref": "u-bo"}]}
+        assert (
+            client.post("/v1/matches", json=body, headers={"X-API-Key": MOBILE}).status_code == 201
+        )
+
+
+def listing(client: Any, **query: Any) -> Any:
+    return client.get("/v1/matches", query_string=query, headers={"X-API-Key": MOBILE})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"s": "nan"},
+        {"s": "inf"},
+        {"s": "-inf"},
+        {"s": "1e400"},
+        {"s": [1]},
+        {"s": None},
+        {"i": 7},
+        {"i": None},
+    ],
+)
+def test_a_tampered_cursor_of_the_newest_first_listing_is_a_422(client: Any, changes: Any) -> None:
+    owned_matches(client, 3)
+    cursor = listing(client, limit=1).get_json()["next_cursor"]
+    refused = problem(listing(client, limit=1, cursor=tampered(cursor, **changes)), 422)
+    assert refused["type"].endswith(":bad-cursor")
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"o": 2**63},
+        {"o": 2**64},
+        {"o": -1},
+        {"o": -2},
+        {"o": 0},
+        {"o": 3},
+        {"o": 1.5},
+        {"o": True},
+        {"o": "1"},
+        {"w": "x" * 300},
+        {"w": 5},
+        {"w": "a:b"},
+    ],
+)
+def test_a_tampered_cursor_of_a_players_listing_is_a_422(client: Any, changes: Any) -> None:
+    owned_matches(client, 3)
+    cursor = listing(client, limit=1, ref="u-ann").get_json()["next_cursor"]
+    refused = problem(
+        listing(client, limit=1, ref="u-ann", cursor=tampered(cursor, **changes)), 422
+    )
+    assert refused["type"].endswith(":bad-cursor")
+
+
+def test_a_players_walk_ends_however_its_cursors_are_followed(client: Any) -> None:
+    owned_matches(client, 3)
+    seen, cursor = [], None
+    for _ in range(10):
+        page = listing(client, limit=1, ref="u-ann", **({"cursor": cursor} if cursor else {}))
+        seen += [item["id"] for item in page.get_json()["matches"]]
+        cursor = page.get_json()["next_cursor"]
+        if cursor is None:
+            break
+    assert cursor is None and len(seen) == len(set(seen)) == 3
