@@ -8,6 +8,9 @@ applies twice, across the whole API:
   replaced by the client's before the app sees it, e.g. with Werkzeug's ``ProxyFix``);
 - per seat token, for requests that carry ``Authorization: Bearer <token>``. The counter is
   keyed by a SHA-256 digest of the token: the token itself is never stored or logged.
+- per app key, for requests that carry ``X-API-Key`` (a backend behind many addresses, or
+  many backends behind one, is counted as the one app it is). Keyed by a SHA-256 digest of
+  the key, as a token is.
 
 ``/healthz``, ``/readyz``, ``/metrics`` (probes, scrapes) and ``OPTIONS`` (CORS preflight) are
 not counted. The counters live in the service's Redis (``redis://`` from ``REDIS_URL``, or
@@ -42,12 +45,13 @@ from flask import Flask, Response, current_app, request
 from flask_cors import CORS
 from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 
+from service.api.apps import API_KEY_HEADER
 from service.api.auth import bearer_token
 from service.api.errors import problem_response
 from service.config import Settings
 from service.store import limits_storage_uri
 
-__all__ = ["init_app", "seat_key", "storage_uri"]
+__all__ = ["app_key_counter", "init_app", "seat_key", "storage_uri"]
 
 KEY_PREFIX = "referee-limits"
 NOT_COUNTED = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -83,6 +87,16 @@ def storage_uri(settings: Settings) -> str:
 def seat_key(token: str) -> str:
     """Return the counter key of a seat token: a digest, so the token is never stored."""
     return "seat:" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
+
+
+def app_key_counter(key: str) -> str:
+    """Return the counter key of an app's key: a digest, so the key is never stored."""
+    return "app:" + hashlib.sha256(key.strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _app_key() -> str:
+    key = request.headers.get(API_KEY_HEADER)
+    return "app:none" if key is None else app_key_counter(key)
 
 
 def _address_key() -> str:
@@ -132,6 +146,12 @@ def _limiter(settings: Settings, uri: str) -> Limiter:
                 key_function=_seat_key,
                 scope="seat",
                 exempt_when=lambda: bearer_token() is None,
+            ),
+            ApplicationLimit(
+                limits,
+                key_function=_app_key,
+                scope="app",
+                exempt_when=lambda: request.headers.get(API_KEY_HEADER) is None,
             ),
         ],
         storage_uri=uri,

@@ -55,6 +55,7 @@ from service.store.webhook_scripts import (
     HOLD,
     LOG,
     REDELIVER,
+    REGISTER,
     RELEASE,
     REPLACE,
 )
@@ -197,12 +198,16 @@ class Notifications:
 
     # -- webhooks ---------------------------------------------------------------------------
 
-    def register(self, app: str, url: str, events: Sequence[str], now: float) -> Webhook:
-        """A new webhook of ``app`` with a fresh secret."""
+    def register(
+        self, app: str, url: str, events: Sequence[str], now: float, *, most: int
+    ) -> Webhook | None:
+        """A new webhook of ``app`` with a fresh secret, unless ``app`` has ``most`` already
+        (``None``): counted and added in one script, so registrations at once keep the cap."""
         secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
         hook = Webhook("wh_" + secrets.token_hex(8), app, url, tuple(events), secret, now)
-        self._call(lambda: self.topology.client.hset(REGISTRY + app, hook.id, hook._json()))
-        return hook
+        argv = [hook.id, hook._json(), most]
+        added = self._call(lambda: self.topology.eval(REGISTER, [REGISTRY + app], argv))
+        return hook if int(added) else None
 
     def webhooks(self, app: str) -> list[Webhook]:
         """``app``'s webhooks, oldest first."""

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
-__all__ = ["CLAIM", "FANOUT", "FINISH", "HOLD", "LOG", "REDELIVER", "RELEASE", "REPLACE"]
+__all__ = [
+    "CLAIM",
+    "FANOUT",
+    "FINISH",
+    "HOLD",
+    "LOG",
+    "REDELIVER",
+    "REGISTER",
+    "RELEASE",
+    "REPLACE",
+]
+
+# KEYS: an app's webhooks (a hash). ARGV: the webhook's id, its JSON, the most an app may
+# have. Adds it unless the app has that many already, in one step (a check, then a write,
+# let 40 registrations at once leave 24 webhooks): 1 when added, 0 when full.
+REGISTER = """
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
 
 # A Lua function: lease the queue ``member`` until ``now + lease`` and answer its head.
 _HEAD_LUA = """

@@ -79,9 +79,10 @@ class Webhooks:
         :class:`TooManyWebhooks` beyond :data:`MAX_WEBHOOKS`."""
         check_target(parse_target(url, test_mode=self.test_mode), test_mode=self.test_mode)
         chosen = list(dict.fromkeys(events or EVENT_TYPES))
-        if len(self.notes.webhooks(app)) >= MAX_WEBHOOKS:
+        hook = self.notes.register(app, url, chosen, self.now(), most=MAX_WEBHOOKS)
+        if hook is None:
             raise TooManyWebhooks(f"an app has at most {MAX_WEBHOOKS} webhooks: delete one first")
-        return self.notes.register(app, url, chosen, self.now())
+        return hook
 
     def of_app(self, app: str) -> list[Webhook]:
         """``app``'s webhooks, oldest first."""

@@ -495,3 +495,29 @@ def test_a_players_walk_ends_however_its_cursors_are_followed(client: Any) -> No
         if cursor is None:
             break
     assert cursor is None and len(seen) == len(set(seen)) == 3
+
+
+# --- RATE_LIMIT per app key too ------------------------------------------------------------
+
+
+def test_one_app_key_is_limited_across_addresses(redis_url: str, redis_client: Any) -> None:
+    from service.app import create_app
+    from tests.support.contract import ContractClient
+
+    other = "other-key-0123456789abcdefghij"
+    app = create_app(
+        {"redis_url": redis_url, "rate_limit": "3/minute", "api_keys": f"m={MOBILE},o={other}"}
+    )
+    app.test_client_class = ContractClient
+    client = app.test_client()
+
+    def listed(address: str, app_key: str = MOBILE) -> int:
+        answer = client.get(
+            "/v1/matches", headers={"X-API-Key": app_key}, environ_base={"REMOTE_ADDR": address}
+        )
+        return int(answer.status_code)
+
+    assert [listed(f"10.0.2.{n}") for n in range(4)] == [200, 200, 200, 429]
+    assert listed("10.0.2.9", other) == 200  # another app has its own allowance
+    keys = " ".join(redis_client.keys("*"))
+    assert MOBILE not in keys and other not in keys  # only digests are stored

@@ -208,3 +208,32 @@ def test_the_contract_states_the_scheme_rule() -> None:
         "https://a b/",
     ):
         assert not pattern.search(bad), bad
+
+
+class TestTheCap:
+    @pytest.fixture
+    def app_overrides(self) -> dict[str, Any]:
+        return {"test_mode": True, "api_keys": f"mobile={MOBILE}"}
+
+    def test_forty_registrations_at_once_leave_sixteen_webhooks(self, app, client) -> None:
+        """Each registration counts and adds in one step on the real Redis: 40 at once
+        (each on its own client and thread) get 16 webhooks and 24 refusals."""
+        import threading
+
+        start = threading.Barrier(40)
+        statuses: list[int] = []
+
+        def one(number: int) -> None:
+            own = app.test_client()
+            start.wait()
+            answer = register(own, f"http://127.0.0.1:9/hook-{number}")
+            statuses.append(answer.status_code)
+
+        threads = [threading.Thread(target=one, args=(n,)) for n in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(statuses) == [201] * 16 + [422] * 24
+        listed = client.get("/v1/webhooks", headers={"X-API-Key": MOBILE}).get_json()
+        assert len(listed["webhooks"]) == 16
