@@ -15,8 +15,9 @@ from service.api.jsonprovider import OrjsonProvider
 from service.api.rendered import RenderedViews
 from service.api.routing import RoutedOnce
 from service.bootstrap import bootstrap
-from service.fanout import Fanout
+from service.fanout import AppFeeds, Fanout
 from service.threads import shutting_down
+from service.webhooks.metrics import DeliveryMetrics
 
 __all__ = ["create_app"]
 
@@ -46,15 +47,19 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["referee"] = services.referee
     app.extensions["rendered_views"] = RenderedViews()
     # One reader per followed match feeds its streams and long-polls (service/fanout.py).
-    app.extensions["fanout"] = Fanout(
-        services.store, render=stream.sse_message, stopping=shutting_down
-    )
+    app.extensions["fanout"] = Fanout(services.store, stopping=shutting_down)
     app.extensions["openapi_text"] = meta.SPEC_PATH.read_text(encoding="utf-8")
     observability.init_app(app)
     errors.init_app(app)
     apps.init_app(app)
-    limits.init_app(app)
-    webhooks.init_app(app, services)
+    limits.init_app(app, storage_uri=services.limits_storage_uri)
+    webhooks.init_app(
+        app,
+        webhooks=services.webhooks,
+        # One reader per followed app feeds its listeners (service/fanout.py).
+        feeds=AppFeeds(services.notifications, stopping=shutting_down),
+        metrics=DeliveryMetrics(services.notifications),
+    )
     for blueprint in (
         meta.blueprint,
         meld.blueprint,

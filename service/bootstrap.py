@@ -14,7 +14,7 @@ from typing import Any
 from service import observability
 from service.config import Settings
 from service.referee import Referee, SteppingAside
-from service.store import MatchStore
+from service.store import MatchStore, limits_storage_uri
 from service.store.notify import Notifications
 from service.threads import cpu_bound
 from service.webhooks.registry import Webhooks
@@ -31,6 +31,11 @@ class Services:
     referee: Referee
     notifications: Notifications  # webhooks, deliveries and the apps' outboxes (Redis)
     webhooks: Webhooks  # the apps' webhooks: the use cases the API answers
+
+    @property
+    def limits_storage_uri(self) -> str:
+        """Where the rate limits count (flask-limiter's URI): the store's own Redis."""
+        return limits_storage_uri(self.settings)
 
 
 def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:

@@ -86,3 +86,13 @@ def test_the_service_layer_and_the_store_know_no_threads_or_web(module: str) -> 
     banned = {"flask", "werkzeug", "service.api", "service.threads", "service.app"}
     modules = imports_of(ROOT / module)
     assert not [m for m in modules if m in banned or m.split(".")[0] in banned]
+
+
+def test_the_api_imports_nothing_of_the_store_nor_the_wiring() -> None:
+    bad = [
+        (path.relative_to(ROOT).as_posix(), module)
+        for path in sorted((ROOT / "service" / "api").rglob("*.py"))
+        for module in imports_of(path)
+        if module.startswith(("service.store", "service.bootstrap"))
+    ]
+    assert bad == []

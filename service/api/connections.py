@@ -27,10 +27,9 @@ from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any
 
-from flask import Response, current_app, request
+from flask import current_app, request
 
 from service import slots
-from service.api.errors import problem_response
 from service.config import Settings
 from service.threads import deadline
 
@@ -39,25 +38,38 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Refused", "StreamBody", "Ticket", "WholeBody", "admit", "waiting"]
+__all__ = [
+    "Refused",
+    "ServerBusy",
+    "StreamBody",
+    "Ticket",
+    "TooManyStreams",
+    "WholeBody",
+    "admit",
+    "waiting",
+]
 
 
 class Refused(Exception):
-    """A wait refused by a cap; :meth:`response` is its problem answer."""
+    """A wait refused by a cap (answered by the error table with ``Retry-After``)."""
 
-    def __init__(self, status: int, kind: str, title: str, detail: str, retry_after: int) -> None:
+    kind = "refused"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)
-        self.status, self.kind, self.title, self.detail = status, kind, title, detail
         self.retry_after = retry_after
 
-    def response(self) -> Response:
-        return problem_response(
-            self.status,
-            self.kind,
-            self.title,
-            self.detail,
-            headers={"Retry-After": str(self.retry_after)},
-        )
+
+class TooManyStreams(Refused):
+    """429: the client's address has as many streams and long-polls open as it may."""
+
+    kind = "too-many-streams"
+
+
+class ServerBusy(Refused):
+    """503: this worker holds as many streams and long-polls as it may."""
+
+    kind = "server-busy"
 
 
 class _Counts:
@@ -108,23 +120,17 @@ def admit() -> Ticket:
     retry = max(1, settings.retry_after_seconds)
     with counts.lock:
         if settings.max_streams_per_worker and counts.total >= settings.max_streams_per_worker:
-            raise Refused(
-                503,
-                "server-busy",
-                "Too many open streams here",
+            raise ServerBusy(
                 "this server holds as many event streams and long-polls as it may; "
                 "try again shortly",
-                retry,
+                retry_after=retry,
             )
         cap = settings.max_streams_per_address
         if cap and counts.by_address(address) >= cap:
-            raise Refused(
-                429,
-                "too-many-streams",
-                "Too many open streams",
+            raise TooManyStreams(
                 f"at most {cap} event streams and long-polls may be open at once from one "
                 "address; close one first",
-                retry,
+                retry_after=retry,
             )
         counts.add(address, 1)
     return Ticket(counts, address)

@@ -20,24 +20,27 @@ from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
 from service.api.apps import API_KEY_HEADER, KeyRefused, RefWithoutKey, TestFeaturesOff
+from service.api.connections import Refused, ServerBusy, TooManyStreams
 from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
 from service.observability import record_refusal
 from service.referee import (
+    BadCursor,
     BadToken,
     Busy,
     HintsOff,
     IdempotencyMismatch,
     MatchNotFound,
     NotOwner,
+    OutcomeUnknown,
     RefereeError,
     SeatRequired,
     StaleVersion,
+    StoreUnavailable,
     TokenForAnotherMatch,
 )
 from service.rules import IllegalTurn
-from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 from service.webhooks import BadTarget, DeliveryNotFound, TooManyWebhooks, WebhookNotFound
 
 __all__ = ["ANSWERS", "Answer", "BadRequest", "NotJson", "init_app", "problem_response"]
@@ -105,6 +108,10 @@ def _busy(error: Busy) -> tuple[str, dict[str, Any], dict[str, str]]:
     return str(error), {}, {"Retry-After": "1"}
 
 
+def _refused(error: Refused) -> tuple[str, dict[str, Any], dict[str, str]]:
+    return str(error), {}, {"Retry-After": str(error.retry_after)}
+
+
 def _illegal(error: IllegalTurn) -> tuple[str, dict[str, Any], dict[str, str]]:
     violations = [
         {
@@ -161,6 +168,8 @@ ANSWERS: dict[type[Exception], Answer] = {
     WebhookNotFound: Answer(404, "No such webhook"),
     DeliveryNotFound: Answer(404, "No such delivery"),
     TooManyWebhooks: Answer(422, "Too many webhooks"),
+    TooManyStreams: Answer(429, "Too many open streams", _refused),
+    ServerBusy: Answer(503, "Too many open streams here", _refused),
     StoreUnavailable: Answer(503, "Storage unavailable", _unavailable),
 }
 

@@ -49,9 +49,8 @@ from service.api.apps import API_KEY_HEADER
 from service.api.auth import bearer_token
 from service.api.errors import problem_response
 from service.config import Settings
-from service.store import limits_storage_uri
 
-__all__ = ["app_key_counter", "init_app", "seat_key", "storage_uri"]
+__all__ = ["app_key_counter", "init_app", "seat_key"]
 
 KEY_PREFIX = "referee-limits"
 NOT_COUNTED = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -61,11 +60,13 @@ CORS_METHODS = ("GET", "POST", "PUT", "OPTIONS")
 log = logging.getLogger(__name__)
 
 
-def init_app(app: Flask) -> None:
-    """Install the rate limits and the CORS allowlist that the app's settings ask for."""
+def init_app(app: Flask, *, storage_uri: str) -> None:
+    """Install the rate limits and the CORS allowlist that the app's settings ask for; the
+    counters are kept at ``storage_uri`` (the service's own Redis or Cluster, as
+    :class:`service.bootstrap.Services` names it)."""
     settings: Settings = app.config["REFEREE_SETTINGS"]
     if settings.rate_limit.strip():
-        _install_limiter(app, settings)
+        _install_limiter(app, settings, storage_uri)
     if settings.cors_origins:
         CORS(
             app,
@@ -77,11 +78,6 @@ def init_app(app: Flask) -> None:
             max_age=600,
             vary_header=True,
         )
-
-
-def storage_uri(settings: Settings) -> str:
-    """Return the limits storage URI for ``settings``: the service's own Redis (or Cluster)."""
-    return limits_storage_uri(settings)
 
 
 def seat_key(token: str) -> str:
@@ -112,9 +108,9 @@ def _seat_key() -> str:
     return _seat_key_or_none() or "seat:none"
 
 
-def _install_limiter(app: Flask, settings: Settings) -> None:
+def _install_limiter(app: Flask, settings: Settings, storage_uri: str) -> None:
     try:
-        limiter = _limiter(settings, storage_uri(settings))
+        limiter = _limiter(settings, storage_uri)
         limiter.init_app(app)
     except Exception as error:  # a Redis Cluster client connects at once: it may be down
         log.warning(

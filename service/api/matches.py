@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from service import game
 from service.api import apps, auth, backends
-from service.api.connections import Refused, waiting
+from service.api.connections import waiting
 from service.api.extensions import referee
 from service.api.jsonprovider import OrjsonProvider
 from service.api.parsing import load_body, load_query
@@ -137,13 +137,10 @@ def get_match(match_id: str) -> Response:
         # an unknown match, or a token that opens no seat of it, is refused before any wait
         referee().view(match_id, token)
         longest = current_app.config["REFEREE_SETTINGS"].long_poll_max_seconds
-        try:
-            with waiting():  # admitted by the caps of service/api/connections.py
-                current_app.extensions["fanout"].wait_after(
-                    match_id, query["wait_version"], min(query["timeout"], longest)
-                )
-        except Refused as refused:
-            return refused.response()
+        with waiting():  # admitted by the caps of service/api/connections.py
+            current_app.extensions["fanout"].wait_after(
+                match_id, query["wait_version"], min(query["timeout"], longest)
+            )
     match, seat, now = referee().view(match_id, token, newer_than=query.get("wait_version"))
     if (
         app is not None

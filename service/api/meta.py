@@ -6,6 +6,8 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, request
 
+from service.api.extensions import referee
+
 __all__ = ["blueprint", "SPEC_PATH"]
 
 blueprint = Blueprint("meta", __name__)
@@ -22,7 +24,7 @@ def healthz() -> dict[str, str | bool]:
 @blueprint.get("/readyz")
 def readyz() -> dict[str, str]:
     """Answer 200 when Redis answers a PING (503 problem otherwise, via the error handler)."""
-    current_app.extensions["store"].ping()
+    referee().ready()
     return {"status": "ready"}
 
 

@@ -24,31 +24,22 @@ client refetches ``GET /v1/matches/{id}`` with its seat token when an event arri
 
 from __future__ import annotations
 
-import logging
 import re
-import socket
-import threading
-import time
-from collections.abc import Generator
 
 from flask import Blueprint, Response, current_app, request
 
-from service.api.connections import Refused, StreamBody, admit
+from service.api.connections import admit
 from service.api.errors import BadRequest
 from service.api.extensions import referee
+from service.api.sse import event_stream, sse_response
 from service.config import Settings
-from service.fanout import Fanout, FeedLost
-from service.observability import STREAMS_OPEN
+from service.fanout import Delivered, Fanout
 from service.referee import LAST_EVENTS, MatchNotFound
-from service.store import StoredEvent, StoreUnavailable
-from service.threads import shutting_down, when_closed
 
-__all__ = ["blueprint", "sse_message"]
+__all__ = ["blueprint"]
 
 blueprint = Blueprint("stream", __name__)
-log = logging.getLogger(__name__)
 
-RETRY_MILLISECONDS = 2000
 _VERSION = re.compile(r"[0-9]{1,16}")
 MAX_VERSION = 2**53 - 1
 _MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -63,81 +54,24 @@ def stream(match_id: str) -> Response:
     latest = referee().stream_start(match_id, after=after)
     if latest is None:
         return Response(status=204)  # finished (or canceled), and the client has every event
-    try:
-        ticket = admit()
-    except Refused as refused:
-        return refused.response()
+    ticket = admit()
     settings: Settings = current_app.config["REFEREE_SETTINGS"]
-    messages = _messages(
-        current_app.extensions["fanout"],
+    fanout: Fanout = current_app.extensions["fanout"]
+    messages = event_stream(
+        lambda: fanout.follow(match_id, after, latest),
         request.environ.get("gunicorn.socket"),
-        match_id,
-        after=after,
-        latest=latest,
+        opening=f"following events after {after}",
+        write=_text,  # each event's text was made once for all its streams
+        last=lambda delivered: delivered[-1].event.type in LAST_EVENTS,
         keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
+        name=f"event stream of {match_id}",
     )
-    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache, no-store"
-    response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each message on at once
-    return response
+    return sse_response(messages, ticket)
 
 
-def sse_message(event: StoredEvent) -> str:
-    """One SSE message for a stored event (its JSON is one line)."""
-    return f"id: {event.version}\nevent: {event.type.value}\ndata: {event.json}\n\n"
-
-
-def _messages(
-    fanout: Fanout,
-    connection: socket.socket | None,
-    match_id: str,
-    *,
-    after: int,
-    latest: int,
-    keepalive: float,
-    lifetime: float,
-) -> Generator[str, None, None]:
-    """SSE text until the match is finished and sent, the stream's life is over, the worker
-    stops, or the client leaves (then the client reconnects with Last-Event-ID)."""
-    follower = fanout.follow(match_id, after, latest)
-    # A client that leaves ends its stream at once (its place under the caps is free again),
-    # not at the next write.
-    gone = threading.Event()
-
-    def client_left() -> None:
-        gone.set()
-        follower.wake()
-
-    stop_watching = when_closed(connection, client_left)
-    started = sent = time.monotonic()
-    STREAMS_OPEN.inc()
-    try:
-        yield f"retry: {RETRY_MILLISECONDS}\n: following events after {after}\n\n"
-        while not shutting_down.is_set() and not gone.is_set():
-            now = time.monotonic()
-            left = lifetime - (now - started)
-            if left <= 0:
-                return
-            delivered = follower.next(min(keepalive - (now - sent), left))
-            if delivered is None:
-                return  # the match is finished and sent, or it expired
-            if not delivered:
-                if time.monotonic() - sent >= keepalive:
-                    yield ": keep-alive\n\n"
-                    sent = time.monotonic()
-                continue  # else woken early: the worker stopping, or the lifetime is over
-            # One write for the batch; each event's text was made once for all its streams.
-            yield "".join(item.text for item in delivered)
-            sent = time.monotonic()
-            if delivered[-1].event.type in LAST_EVENTS:
-                return
-    except (FeedLost, StoreUnavailable) as error:
-        log.warning("event stream of %s ended: %s", match_id, error)
-    finally:
-        stop_watching()
-        follower.close()
-        STREAMS_OPEN.dec()
+def _text(delivered: list[Delivered]) -> str:
+    return "".join(item.text for item in delivered)
 
 
 def _resume_point() -> int:

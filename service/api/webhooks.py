@@ -17,30 +17,23 @@ without it, the feed starts with what happens from now on. Outboxes keep 7 days.
 
 from __future__ import annotations
 
-import logging
 import re
-import socket
-import threading
-import time
-from collections.abc import Generator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import Schema, fields, validate
+from prometheus_client.registry import Collector
 
 from service.api import apps
-from service.api.connections import Refused, StreamBody, admit
+from service.api.connections import admit
 from service.api.errors import BadRequest
 from service.api.extensions import webhooks
 from service.api.parsing import load_body, load_query
-from service.bootstrap import Services
+from service.api.sse import event_stream, sse_response
 from service.config import Settings
-from service.fanout import AppFeeds, FeedFollower, FeedLost
+from service.fanout import AppFeeds, FeedEntry
 from service.notices import EVENT_TYPES
-from service.observability import STREAMS_OPEN
-from service.store import StoreUnavailable
-from service.threads import shutting_down, when_closed
-from service.webhooks.metrics import DeliveryMetrics
+from service.webhooks.registry import Webhooks
 
 __all__ = [
     "blueprint",
@@ -50,10 +43,7 @@ __all__ = [
 ]
 
 blueprint = Blueprint("webhooks", __name__)
-log = logging.getLogger(__name__)
-
 MAX_LOG = 100
-RETRY_MILLISECONDS = 2000
 _ENTRY = re.compile(r"0|[0-9]{1,15}(-[0-9]{1,10})?")
 
 
@@ -169,10 +159,7 @@ def feed() -> Response:
     app = apps.required_app()
     raw = request.headers.get("Last-Event-ID")
     positions = parse_feed_id(raw, webhooks().shards) if raw is not None else None
-    try:
-        ticket = admit()  # a feed is an open stream like any other: the same caps
-    except Refused as refused:
-        return refused.response()
+    ticket = admit()  # a feed is an open stream like any other: the same caps
     settings = _settings()
     feeds: AppFeeds = current_app.extensions["app_feeds"]
     try:
@@ -180,72 +167,31 @@ def feed() -> Response:
     except BaseException:
         ticket.close()
         raise
-    messages = _feed_messages(
-        follower,
+    reached = list(follower.positions)
+
+    def write(found: list[FeedEntry]) -> str:
+        """Each message's id is every shard's position once it has been read."""
+        chunks = []
+        for shard, entry in found:
+            reached[shard] = entry.entry_id
+            chunks.append(f"id: {feed_id(reached)}\nevent: {entry.type}\ndata: {entry.body}\n\n")
+        return "".join(chunks)
+
+    messages = event_stream(
+        lambda: follower,
         request.environ.get("gunicorn.socket"),
+        opening=f"feed of app {app}",
+        write=write,
         keepalive=max(settings.stream_keepalive_seconds, 0.05),
         lifetime=settings.stream_max_seconds,
+        name=f"feed of {app}",
     )
-    response = Response(StreamBody(messages, ticket), mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache, no-store"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
+    return sse_response(messages, ticket)
 
 
-def _feed_messages(
-    follower: FeedFollower,
-    connection: socket.socket | None,
-    *,
-    keepalive: float,
-    lifetime: float,
-) -> Generator[str, None, None]:
-    """SSE text until the feed's life is over, the worker stops, or the client leaves (then
-    the client reconnects with Last-Event-ID). The app's entries come from its one reader in
-    this worker (:class:`service.fanout.AppFeeds`)."""
-    gone = threading.Event()
-
-    def client_left() -> None:
-        gone.set()
-        follower.wake()
-
-    stop_watching = when_closed(connection, client_left)
-    started = sent = time.monotonic()
-    STREAMS_OPEN.inc()
-    try:
-        yield f"retry: {RETRY_MILLISECONDS}\n: feed of app {follower.app}\n\n"
-        while not shutting_down.is_set() and not gone.is_set():
-            now = time.monotonic()
-            left = lifetime - (now - started)
-            if left <= 0:
-                return
-            reached = list(follower.positions)
-            found = follower.next(min(keepalive - (now - sent), left))
-            if found:
-                chunks = []
-                # Each message's id is every shard's position once it has been read.
-                for shard, entry in found:
-                    reached[shard] = entry.entry_id
-                    chunks.append(
-                        f"id: {feed_id(reached)}\nevent: {entry.type}\ndata: {entry.body}\n\n"
-                    )
-                yield "".join(chunks)
-                sent = time.monotonic()
-            elif time.monotonic() - sent >= keepalive:
-                yield ": keep-alive\n\n"
-                sent = time.monotonic()
-    except (FeedLost, StoreUnavailable) as error:
-        log.warning("feed of %s ended: %s", follower.app, error)
-    finally:
-        stop_watching()
-        STREAMS_OPEN.dec()
-        follower.close()
-
-
-def init_app(app: Any, services: Services) -> None:
-    """Give the app its webhooks and the apps' feeds, and ``/metrics`` the delivery figures."""
-    app.extensions["webhooks"] = services.webhooks
-    # One reader per followed app feeds its listeners (service/fanout.py).
-    app.extensions["app_feeds"] = AppFeeds(services.notifications, stopping=shutting_down)
-    app.extensions.setdefault("metric_collectors", []).append(
-        DeliveryMetrics(services.notifications)
-    )
+def init_app(app: Any, *, webhooks: Webhooks, feeds: AppFeeds, metrics: Collector) -> None:
+    """Give the app its webhooks (the use cases), the apps' feeds (one reader per followed
+    app: service/fanout.py), and ``/metrics`` the delivery figures."""
+    app.extensions["webhooks"] = webhooks
+    app.extensions["app_feeds"] = feeds
+    app.extensions.setdefault("metric_collectors", []).append(metrics)

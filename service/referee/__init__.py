@@ -18,6 +18,10 @@ read fresh from Redis. Each move takes its :class:`Guards` (If-Match, Idempotenc
 - :mod:`~service.referee.tokens`: seat tokens; :mod:`~service.referee.searches`: where the
   solver's searches run.
 
+Beside its own refusals, the use cases let the store's through, exported here so that callers
+catch them from the service layer: :class:`StoreUnavailable` (with :class:`OutcomeUnknown`, a
+commit whose outcome cannot be told) and :class:`BadCursor` (a listing's cursor).
+
 The owner's use cases (an app's key): :meth:`Referee.list_matches`, :meth:`~Referee.reissue_token`,
 :meth:`~Referee.leave`, :meth:`~Referee.cancel`, :meth:`~Referee.rematch`.
 """
@@ -38,12 +42,14 @@ from service.referee.errors import (
 )
 from service.referee.searches import Runner, SteppingAside, run_inline
 from service.referee.usecases import LAST_EVENTS, Action, Referee
+from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 
 __all__ = [
     "LAST_EVENTS",
     "MAX_ATTEMPTS",
     "NO_GUARDS",
     "Action",
+    "BadCursor",
     "BadToken",
     "Busy",
     "Created",
@@ -54,6 +60,7 @@ __all__ = [
     "MatchNotFound",
     "Moved",
     "NotOwner",
+    "OutcomeUnknown",
     "Referee",
     "RefereeError",
     "Rematched",
@@ -61,6 +68,7 @@ __all__ = [
     "SeatRequired",
     "StaleVersion",
     "SteppingAside",
+    "StoreUnavailable",
     "TokenForAnotherMatch",
     "run_inline",
 ]

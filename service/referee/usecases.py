@@ -188,6 +188,10 @@ class Referee:
             ),
         )
 
+    def ready(self) -> None:
+        """Return when the store answers; raise StoreUnavailable otherwise (``/readyz``)."""
+        self.store.ping()
+
     # -- the owner's use cases -------------------------------------------------------
 
     def list_matches(

@@ -12,9 +12,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.api import errors, limits
-from service.api.limits import seat_key, storage_uri
+from service.api.limits import seat_key
 from service.app import create_app
 from service.config import Settings
+from service.store import limits_storage_uri
 from tests.support.contract import ContractClient
 from tests.support.redis_process import RedisProcess
 
@@ -148,9 +149,9 @@ def test_a_match_endpoint_answers_429_within_the_contract(redis_url: str) -> Non
 
 
 def test_the_storage_uri_is_the_services_own_redis_or_cluster() -> None:
-    assert storage_uri(Settings(redis_url="redis://db:6379/2")) == "redis://db:6379/2"
+    assert limits_storage_uri(Settings(redis_url="redis://db:6379/2")) == "redis://db:6379/2"
     cluster = Settings(redis_cluster_nodes="a:7000, b:7001")
-    assert storage_uri(cluster) == "redis+cluster://a:7000,b:7001"
+    assert limits_storage_uri(cluster) == "redis+cluster://a:7000,b:7001"
 
 
 # --- when the counters' Redis is away: fail open, never a 500 ----------------------------------
@@ -205,7 +206,7 @@ def test_a_cluster_unreachable_when_a_worker_starts_leaves_it_counting_in_memory
         redis_cluster_nodes="127.0.0.1:1", rate_limit="2/minute", redis_connect_timeout=0.2
     )
     errors.init_app(app)
-    limits.init_app(app)
+    limits.init_app(app, storage_uri=limits_storage_uri(app.config["REFEREE_SETTINGS"]))
     app.add_url_rule("/hello", "hello", lambda: {"hello": "world"})
     client = FlaskClient(app)  # a bare app of its own, not the referee: no contract to keep
     assert [client.get("/hello").status_code for _ in range(3)] == [200, 200, 429]
