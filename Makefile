@@ -24,7 +24,7 @@ LINT_DIRS := service tests bench deploy setup.py
 COMPILED_SOURCES := setup.py $(wildcard service/rules/solver/*.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install install-run redis chromium run-mode run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install install-run redis chromium tools run-mode run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -91,6 +91,12 @@ chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, 
 	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; \
 		else echo "chromium: not found (the browser tests will be skipped, or fail under CI=true)"; fi
 
+tools: install ## install the npm tools the contract tests run (tests/tools, npm ci), if npm is there
+	@echo "==> npm tools for the contract tests (tests/tools/package-lock.json)"
+	@if command -v npm >/dev/null; then \
+		$(PY) -c 'import sys; sys.path.insert(0, "."); from tests.support.tools import npm_bin; print("npm tools:", npm_bin())'; \
+		else echo "npm: not found (the contract tests that need it are skipped, or fail under CI=true)"; fi
+
 # --- running ---------------------------------------------------------------------------------
 
 # Whether test mode is on, first (before the install): it lets a client fix the deal and run a
@@ -131,10 +137,10 @@ define run_pytest
 		exit $$rc
 endef
 
-pytest: install redis chromium ## run pytest only (PYTEST_ARGS=... to pass arguments)
+pytest: install redis chromium tools ## run pytest only (PYTEST_ARGS=... to pass arguments)
 	$(run_pytest)
 
-test: install redis chromium ## lint, typecheck, validate openapi.yaml, then the whole test suite
+test: install redis chromium tools ## lint, typecheck, validate openapi.yaml, then the whole test suite
 	@$(MAKE) lint
 	@$(MAKE) typecheck
 	@$(MAKE) openapi

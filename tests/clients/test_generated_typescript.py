@@ -1,26 +1,19 @@
 """TypeScript types generated from openapi.yaml by openapi-typescript (npm) with no error, and
 a client written against them type-checks: events narrowed by their `type`, typed problems.
 
-npm installs the two pinned packages into a cache folder the first time; the test is skipped
-(saying so) only when npm itself is missing.
+The two packages are pinned in tests/tools/package.json with the suite's other npm tools
+(tests/support/tools.py installs them); the test is skipped (saying so) only when npm itself
+is missing, and fails then under CI=true.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from tests.support.tools import npm_bin
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("openapi-typescript@7.13.0", "typescript@5.9.3")
-CACHE = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "rummikub-referee"
-    / "-".join(p.replace("@", "-") for p in PACKAGES)
-)
 
 CLIENT = """
 import type { components } from "./referee";
@@ -56,20 +49,8 @@ export const created: components["schemas"]["CreateMatch"] = {
 
 
 def tools() -> Path:
-    """The folder of the npm packages' executables, installed into the cache when missing."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: the TypeScript generator cannot be run")
-    bin_dir = CACHE / "node_modules" / ".bin"
-    if not (bin_dir / "openapi-typescript").exists() or not (bin_dir / "tsc").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", *PACKAGES],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    return bin_dir
+    """The folder of the pinned npm tools' executables (tests/support/tools.py)."""
+    return npm_bin()
 
 
 def test_openapi_typescript_generates_types_a_client_compiles_against(tmp_path: Path) -> None:
