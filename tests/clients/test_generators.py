@@ -61,9 +61,7 @@ def sources(folder: Path, suffix: str) -> str:
 
 
 @pytest.mark.parametrize("target", OPENAPI_GENERATOR_TARGETS)
-def test_openapi_generator_keeps_every_operation(
-    generated_clients: Generated, target: str
-) -> None:
+def test_openapi_generator_keeps_every_operation(generated_clients: Generated, target: str) -> None:
     suffix, method = METHODS[target]
     code = sources(generated_clients.output(target), suffix)
     missing = [o for o in operation_ids() if method(o) not in code]
