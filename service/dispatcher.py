@@ -38,6 +38,7 @@ from service.bootstrap import bootstrap
 from service.config import Settings
 from service.store import SHARDS, StoreError
 from service.store.notify import Claimed, Notifications, Webhook
+from service.store.outage import Outage
 from service.store.outbox import OutboxEntry, OutboxReader
 from service.webhooks.send import Attempt, post, signed_headers
 from service.webhooks.targets import BadTarget, parse_target, resolve
@@ -80,6 +81,7 @@ class Dispatcher:
         self.concurrency = max(1, settings.webhook_concurrency)
         self.consumer = consumer or (f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
         self.stopping = threading.Event()
+        self.outage = Outage(log, "dispatcher")  # every shard's reader tells it
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="deliver")
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -125,8 +127,9 @@ class Dispatcher:
                     if not held:
                         self.stopping.wait(POLL_SECONDS)
                     backoff = POLL_SECONDS
+                    self.outage.answered(f"shard {shard}")
                 except StoreError as error:
-                    log.warning("shard %s: %s; again in %.1f s", shard, error, backoff)
+                    self.outage.failed(f"shard {shard}", error)  # logged once an outage
                     take_over = True  # what this reader left unacknowledged comes first
                     self.stopping.wait(backoff)
                     backoff = min(backoff * 2, 5.0)

@@ -19,6 +19,7 @@ from service.referee import Busy, Referee
 from service.rules.solver.collector import freeze_after_searches
 from service.store import StoreError
 from service.store.notify import Notifications
+from service.store.outage import Outage
 
 __all__ = ["Sweeper", "main"]
 
@@ -34,33 +35,41 @@ class Sweeper:
         self.batch = batch
         self.stopping = threading.Event()
         self.warnings = Notifications(referee.store.topology)  # turn.expiring, by our clock
+        self.outage = Outage(log, "sweeper")
 
     def sweep_once(self) -> int:
         """Settle the matches due now, and remove those whose idle time is over; return how
-        many matches were looked at."""
-        expired = self.referee.store.expire_idle(limit=self.batch)
-        warned = self.warnings.send_due_warnings(limit=self.batch)
-        due = self.referee.store.due(limit=self.batch)
+        many matches were looked at. What cannot be reached is told to :attr:`outage`."""
+        store, outage = self.referee.store, self.outage
+        expired = store.expire_idle(limit=self.batch, outage=outage)
+        warned = self.warnings.send_due_warnings(limit=self.batch, outage=outage)
+        due = store.due(limit=self.batch, outage=outage)
+        unsettled: StoreError | None = None
         for match_id in due:
             try:
                 self.referee.settle_due(match_id)
             except Busy:
                 log.info("match %s busy; it will be settled on the next sweep", match_id)
             except StoreError as error:  # that match's node: the others go on
-                log.warning("could not settle %s: %s", match_id, error)
+                unsettled = error
+        if unsettled is not None:
+            outage.failed("settling due matches", unsettled)
+        else:
+            outage.answered("settling due matches")
         return len(due) + expired + warned
 
     def run(self) -> None:
-        """Sweep until :meth:`stop`; back off while Redis is unreachable."""
+        """Sweep until :meth:`stop`; back off while Redis is unreachable (an outage is
+        logged once when it starts and once when it ends: :class:`Outage`)."""
         backoff = self.interval
         while not self.stopping.is_set():
             try:
                 swept = self.sweep_once()
-                backoff = self.interval
+                self.outage.answered("a sweep")
             except StoreError as error:
-                log.warning("sweep failed (%s); retrying in %.1f s", error, backoff)
-                backoff = min(backoff * 2, 5.0)
+                self.outage.failed("a sweep", error)
                 swept = 0
+            backoff = min(backoff * 2, 5.0) if self.outage.down else self.interval
             if swept < self.batch:
                 self.stopping.wait(backoff)
 

@@ -40,6 +40,7 @@ from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.eventlog import EventLog
 from service.store.keys import SHARDS, Keys, shard_tag, tag_of
 from service.store.listing import EXPIRE_IDLE, Listings, Page, indexed
+from service.store.outage import Outage
 from service.store.scripts import COMMIT, DUE, LOAD, TIME, commit_argv, commit_keys, receipt_of
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
@@ -325,8 +326,9 @@ class MatchStore:
         except StoreUnavailable as error:
             log.warning("the log of %s was not packed: %s", match_id, error)
 
-    def due(self, *, limit: int = 100) -> list[str]:
-        """Ids of matches whose deadline has passed, from every shard whose node answers."""
+    def due(self, *, limit: int = 100, outage: Outage | None = None) -> list[str]:
+        """Ids of matches whose deadline has passed, from every shard whose node answers
+        (a node that does not is told to ``outage``, or logged)."""
         due: list[str] = []
         failed: set[str] = set()
         for shard in range(SHARDS):
@@ -337,11 +339,15 @@ class MatchStore:
                 continue
             if node in failed:
                 continue
+            part = f"deadlines on {node}"
             try:
                 due += self._call(key, partial(self.topology.eval, DUE, [key], [limit]))
             except StoreUnavailable as error:
-                log.warning("deadlines on %s unreadable: %s", node, error)
+                _unreachable(outage, part, error)
                 failed.add(node)
+            else:
+                if outage is not None:
+                    outage.answered(part)
         return due
 
     def page(
@@ -358,9 +364,10 @@ class MatchStore:
             ),
         )
 
-    def expire_idle(self, *, limit: int = 100) -> int:
+    def expire_idle(self, *, limit: int = 100, outage: Outage | None = None) -> int:
         """Remove every key and listing entry of the matches whose time has come (idle, or
-        finished that long ago), from every shard whose node answers; return how many."""
+        finished that long ago), from every shard whose node answers (the others told to
+        ``outage``, or logged); return how many."""
         expired = 0
         for shard in range(SHARDS):
             tag = shard_tag(shard)
@@ -372,7 +379,10 @@ class MatchStore:
                     )
                 )
             except StoreUnavailable as error:
-                log.warning("expiries of shard %s unreadable: %s", tag, error)
+                _unreachable(outage, f"expiries of shard {tag}", error)
+            else:
+                if outage is not None:
+                    outage.answered(f"expiries of shard {tag}")
         return expired
 
     def unschedule(self, match_id: str) -> None:
@@ -529,3 +539,11 @@ def _interrupted() -> Exception:
     """What a commit gets when the request that was sending it with others was interrupted:
     no answer (it may have run, so only it may be sent again)."""
     return RedisConnectionError("the round trip carrying this commit was interrupted")
+
+
+def _unreachable(outage: Outage | None, part: str, error: StoreUnavailable) -> None:
+    """Tell ``outage`` that ``part`` failed, or log it when no outage is kept."""
+    if outage is None:
+        log.warning("%s unreadable: %s", part, error)
+    else:
+        outage.failed(part, error)

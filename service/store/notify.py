@@ -39,6 +39,7 @@ from service import jsoncodec
 from service.notices import expand
 from service.store.errors import StoreUnavailable
 from service.store.keys import SHARDS, shard_tag
+from service.store.outage import Outage
 from service.store.outbox import (
     OUTBOX_DAYS,
     WARN_DUE,
@@ -358,17 +359,25 @@ class Notifications:
 
     # -- the sweeper's warnings ---------------------------------------------------------------
 
-    def send_due_warnings(self, *, limit: int = 100) -> int:
-        """Move every due ``turn.expiring`` into its app's outbox; return how many."""
+    def send_due_warnings(self, *, limit: int = 100, outage: Outage | None = None) -> int:
+        """Move every due ``turn.expiring`` into its app's outbox; return how many. A shard
+        that cannot be read is told to ``outage`` (or logged)."""
         sent = 0
         for shard in range(self.shards):
             tag = shard_tag(shard)
             keys = [f"{tag}:warn", f"{tag}:warnb"]
             argv = [limit, tag, OUTBOX_DAYS * 86400]
+            part = f"warnings of shard {tag}"
             try:
                 sent += int(self._call(partial(self.topology.eval, WARN_DUE, keys, argv)))
             except StoreUnavailable as error:
-                log.warning("warnings of shard %s unreadable: %s", tag, error)
+                if outage is None:
+                    log.warning("%s unreadable: %s", part, error)
+                else:
+                    outage.failed(part, error)
+            else:
+                if outage is not None:
+                    outage.answered(part)
         return sent
 
     # -- readers -------------------------------------------------------------------------------
