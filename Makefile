@@ -19,7 +19,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 
 LINT_DIRS := service tests bench deploy setup.py
 # setup.py compiles some of the solver's modules with mypyc at install (its COMPILED list), checked
-# against the modules they import: a change to any solver source reinstalls (README, "The solver,
+# against the modules they import: a change to any solver source reinstalls (docs/OPERATIONS.md, "The solver,
 # compiled"), so that no extension built from older sources runs in place of the code
 COMPILED_SOURCES := setup.py $(wildcard service/rules/solver/*.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))

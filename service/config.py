@@ -1,4 +1,4 @@
-"""Configuration from the environment, with documented defaults (see README)."""
+"""Configuration from the environment, with documented defaults (docs/OPERATIONS.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Where the service's work runs: waits on the worker's event loop, CPU work on threads.
 
-gunicorn runs the app in its stock ``gevent`` worker (``deploy/gunicorn.conf.py``; README
-"Worker model" has the measurements behind the choice). gevent patches the standard library,
-so the code here and in the app is written against ``threading`` and blocking sockets as
-usual, and a request that waits (on Redis, on a slow client, on an event stream) costs a
-greenlet of a few kilobytes instead of a thread.
+gunicorn runs the app in its stock ``gevent`` worker (``deploy/gunicorn.conf.py``;
+docs/ARCHITECTURE.md, "Worker model" has the measurements behind the choice). gevent patches
+the standard library, so the code here and in the app is written against ``threading`` and
+blocking sockets as usual, and a request that waits (on Redis, on a slow client, on an event
+stream) costs a greenlet of a few kilobytes instead of a thread.
 
 The one thing an event loop cannot take is long CPU work: while Python code runs, no other
 request of the worker moves. A solver search may take its whole budget (seconds), so
@@ -109,7 +109,7 @@ def when_closed(
     import gevent
 
     # An I/O watcher of the loop, not a greenlet: with thousands of streams open, a greenlet
-    # each doubled the objects the garbage collector walks (README "Worker model").
+    # each doubled the objects the garbage collector walks (docs/ARCHITECTURE.md, "Worker model").
     watcher = gevent.get_hub().loop.io(connection.fileno(), 1)
 
     def readable() -> None:

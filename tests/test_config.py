@@ -1,4 +1,4 @@
-"""Settings come from the environment, each documented in the README's table."""
+"""Settings come from the environment, each documented in docs/OPERATIONS.md's table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from service.config import Settings
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "OPERATIONS.md"
 
 
 def test_every_setting_is_read_from_a_variable_the_readme_documents() -> None:

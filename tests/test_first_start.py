@@ -4,6 +4,7 @@ and what the long quiet step of a first install is."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -41,3 +42,14 @@ def test_the_test_mode_notice_comes_before_the_install(tmp_path: Path) -> None:
     install = next(i for i, line in enumerate(lines) if "pip-install.sh" in line)
     assert notice < install
     assert "compiles the solver" in planned and "30 s" in planned
+
+
+def test_the_readme_is_a_front_door_and_every_page_it_names_exists() -> None:
+    """At most 300 lines: what it is, a picture, the two commands, a first game, where to go
+    next; the rest lives in docs/."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    named = set(re.findall(r"`((?:docs|deploy)/[\w./-]+\.md)`", text))
+    named |= set(re.findall(r"\]\(((?:docs)/[\w./-]+)\)", text))
+    assert {"docs/OPERATIONS.md", "docs/ARCHITECTURE.md", "docs/WEB.md"} <= named
+    assert [path for path in sorted(named) if not (ROOT / path).exists()] == []

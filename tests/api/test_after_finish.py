@@ -1,7 +1,7 @@
 """What follows a match's finish (``rematch_created``, ``tokens_reissued``) and how a client
 learns of it: the event stream ends with ``match_finished`` (asked again: 204), and a
-long-poll of the finished match waits for the next version (README "Worker model", "After the
-finish")."""
+long-poll of the finished match waits for the next version (docs/ARCHITECTURE.md, "Worker
+model", "After the finish")."""
 
 from __future__ import annotations
 

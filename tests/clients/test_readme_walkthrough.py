@@ -1,10 +1,12 @@
-"""The README cannot lie: its curl walkthrough is run against a real gunicorn, as written.
+"""The README cannot lie: every shell block of it is run against a real gunicorn, as written.
 
-The section's shell block is cut into steps (the commands before each ``# ->`` answer), run in
-one bash session (so ``MID`` and ``TOK`` carry over) with ``localhost:8000`` pointed at the
-test's server and ``curl`` noting each status. Each answer shown is then checked: its status,
-an ``ETag: "n"`` header, and every ``"field":value`` written out in full, in the order shown
-(a string ending in ``...`` is a prefix; a value cut short by ``...`` is not checked).
+The blocks (all but the two commands that start and test the service itself) are cut into steps
+(the commands before each ``# ->`` answer), run in order in one bash session (so ``MID``, ``TOK``
+and ``KEY`` carry over) in an empty folder, with ``localhost:8000`` pointed at the test's server
+(in test mode, with the README's app key) and ``curl`` noting each status. Each answer shown is
+then checked: its status, an ``ETag: "n"`` header, and every ``"field":value`` written out in
+full, in the order shown (a string ending in ``...`` is a prefix; a value cut short by ``...`` is
+not checked). The folder is empty afterwards: the README writes no files.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.support.gunicorn_process import GunicornProcess
+from tests.support.redis_process import RedisProcess
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTION = "## A whole turn cycle with curl"
 STATUS = re.compile(r"<<status (\d{3})>>")
+# The two commands: `make run` serves what the blocks after it call, `make test` runs this.
+TWO_COMMANDS = ["make run", "make test"]
 
 
 @dataclass
@@ -31,11 +36,32 @@ class Step:
     answer: str  # the text after `# ->`, continuation lines joined; empty when none is shown
 
 
-def walkthrough() -> str:
-    """The shell block of the README's walkthrough section."""
+def blocks() -> list[str]:
+    """Every shell block of the README, in order."""
     text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION) :]
-    return section.split("```sh\n", 1)[1].split("\n```", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M)
+
+
+def walkthrough() -> str:
+    """The README's blocks but the two commands', in order, as one script."""
+    runnable = []
+    for block in blocks():
+        commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+        if commands == TWO_COMMANDS:
+            continue
+        assert not any(c.startswith("make ") for c in commands), block
+        runnable.append(block)
+    return "".join(runnable)
+
+
+@pytest.fixture(scope="module")
+def readme_server(redis_server: RedisProcess) -> Iterator[GunicornProcess]:
+    """The service as the README starts it: test mode, and the README's app key."""
+    key = re.search(r"REFEREE_API_KEYS=(mobile=[\w-]+)", (ROOT / "README.md").read_text())
+    assert key is not None, "the README says how to start the service with its app key"
+    env = {"REDIS_URL": redis_server.url, "REFEREE_TEST_MODE": "1", "REFEREE_API_KEYS": key[1]}
+    with GunicornProcess(env=env, workers=1, threads=8) as process:
+        yield process
 
 
 def steps(block: str) -> list[Step]:
@@ -111,18 +137,20 @@ def run(block: list[Step], base: str, folder: Path) -> list[str]:
 
 
 def test_the_walkthrough_has_answers_to_check() -> None:
+    assert len(blocks()) >= 4  # the two commands, a first game, server to server, webhooks
     shown = [step for step in steps(walkthrough()) if step.answer]
-    assert len(shown) >= 8
+    assert len(shown) >= 20
     assert all(re.match(r"\d{3}\b", step.answer) for step in shown)
 
 
 def test_every_answer_the_readme_shows_is_what_the_service_answers(
-    web: GunicornProcess, tmp_path: Path
+    readme_server: GunicornProcess, tmp_path: Path
 ) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed: the README's walkthrough uses it")
     block = steps(walkthrough())
-    outputs = run(block, web.url.removeprefix("http://"), tmp_path)
+    outputs = run(block, readme_server.url.removeprefix("http://"), tmp_path)
+    assert list(tmp_path.iterdir()) == [], "the README's commands leave no files behind"
     for step, output in zip(block, outputs, strict=True):
         statuses = STATUS.findall(output)
         assert all(int(s) < 400 for s in statuses) or step.answer[:1] == "4", (step, output)

@@ -1,6 +1,6 @@
 """Live connections against real gunicorn: floods of event streams, half-sent requests
 (slowloris), the caps and their answers, resuming after a worker dies, and a graceful stop
-with thousands of streams open (service/api/connections.py, service/fanout.py, README
+with thousands of streams open (service/api/connections.py, service/fanout.py, docs/ARCHITECTURE.md,
 "Worker model")."""
 
 from __future__ import annotations

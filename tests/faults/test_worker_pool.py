@@ -1,5 +1,5 @@
 """One gunicorn worker: open long-polls, streams and silent connections never hold up others
-(the gevent worker, README "Worker model")."""
+(the gevent worker, docs/ARCHITECTURE.md, "Worker model")."""
 
 from __future__ import annotations
 

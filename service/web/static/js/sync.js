@@ -18,8 +18,8 @@ let pollExpiry = null;
 let watchingRematch = false;
 
 // Fetch the view again; `version`, one an event announced: the referee is asked for a view at
-// least that new (a worker may not have heard of it yet, README "How a worker knows its copy is
-// current"), waiting a few seconds at most.
+// least that new (a worker may not have heard of it yet, docs/ARCHITECTURE.md, "How a worker knows
+// its copy is current"), waiting a few seconds at most.
 export async function refetch(version = 0) {
   announced = Math.max(announced, version);
   if (refetching) {
