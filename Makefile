@@ -24,7 +24,7 @@ LINT_DIRS := service tests bench deploy setup.py
 COMPILED_SOURCES := setup.py $(wildcard service/rules/solver/*.py)
 BENCH_SCRIPTS = $(sort $(wildcard bench/*.py))
 
-.PHONY: help install install-run redis chromium tools run-mode run stop test lint format typecheck openapi pytest bench clean distclean
+.PHONY: help install install-run redis chromium tools collection run-mode run stop test lint format typecheck openapi pytest bench clean distclean
 
 help: ## list the targets
 	@echo "Rummikub Referee"
@@ -96,6 +96,9 @@ tools: install ## install the npm tools the contract tests run (tests/tools, npm
 	@if command -v npm >/dev/null; then \
 		$(PY) -c 'import sys; sys.path.insert(0, "."); from tests.support.tools import npm_bin; print("npm tools:", npm_bin())'; \
 		else echo "npm: not found (the contract tests that need it are skipped, or fail under CI=true)"; fi
+
+collection: tools ## write the Postman collection of openapi.yaml to artifacts/ (scripts/postman_collection.py)
+	@$(PY) scripts/postman_collection.py
 
 # --- running ---------------------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Generate the Postman collection of the API from openapi.yaml:
 
-    .venv/bin/python scripts/postman_collection.py [OUTPUT]    (default docs/api/referee.postman_collection.json)
+    .venv/bin/python scripts/postman_collection.py [OUTPUT]
+
+(OUTPUT defaults to artifacts/referee.postman_collection.json; ``make collection`` runs it.)
 
 openapi-to-postmanv2 (npm, pinned in tests/tools; ``make tools`` installs it) turns every
 operation into a request, one folder per tag. Then, so that the collection runs as it is
@@ -15,8 +17,8 @@ against a server in test mode (``REFEREE_TEST_MODE=1 make run``, then ``newman r
   is checked for no server error; the two event streams are skipped (read them with an SSE
   client).
 
-The output is the same for the same openapi.yaml (no random ids), so the committed collection
-is checked against a fresh one by tests/clients/test_collection.py.
+The output is the same for the same openapi.yaml (no random ids). It is generated, not kept in
+the repository, so it always follows the contract; tests/clients/test_collection.py runs it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tests" / "tools"
-DEFAULT_OUTPUT = ROOT / "docs" / "api" / "referee.postman_collection.json"
+DEFAULT_OUTPUT = ROOT / "artifacts" / "referee.postman_collection.json"
 CONVERT = """
 const Converter = require("openapi-to-postmanv2");
 const data = require("fs").readFileSync(0, "utf8");
@@ -187,7 +189,8 @@ def walkthrough() -> dict[str, Any]:
                 _status(422),
                 'pm.test("every reason, by code", function () {',
                 "  const codes = pm.response.json().violations.map(v => v.code);",
-                '  pm.expect(codes).to.eql(["not_a_run_or_group", "initial_meld_below_threshold"]);',
+                '  const expected = ["not_a_run_or_group", "initial_meld_below_threshold"];',
+                "  pm.expect(codes).to.eql(expected);",
                 "});",
             ],
             body={"table": [["R10", "B10", "O3"]]},
