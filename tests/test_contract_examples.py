@@ -68,3 +68,46 @@ def test_each_example_is_valid_against_its_own_schema(
         for e in validator.iter_errors(example)
     ]
     assert not errors, f"{where}: {errors}"
+
+
+def node_path(ref: str) -> list[str]:
+    return ref.removeprefix("#/").split("/")
+
+
+def test_every_answer_header_and_request_body_has_an_example() -> None:
+    """What a mock serves and a doc shows: each JSON answer and request body (an example of
+    its own, or of the schema it names), and each header an answer declares."""
+    spec = contract()
+
+    def resolve(node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node:
+            target: Any = spec
+            for part in node_path(node["$ref"]):
+                target = target[part]
+            node = target
+        return node
+
+    def illustrated(media: dict[str, Any]) -> bool:
+        schema = resolve(media.get("schema", {}))
+        return any(key in media for key in ("example", "examples")) or "examples" in schema
+
+    missing = []
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post", "put", "delete"):
+                continue
+            where = f"{method.upper()} {path}"
+            body = resolve(operation.get("requestBody", {}))
+            for kind, media in body.get("content", {}).items():
+                if not illustrated(media):
+                    missing.append(f"{where} request {kind}")
+            for status, answer in operation["responses"].items():
+                answer = resolve(answer)
+                for kind, media in answer.get("content", {}).items():
+                    if not illustrated(media):
+                        missing.append(f"{where} {status} {kind}")
+                for name, header in answer.get("headers", {}).items():
+                    header = resolve(header)
+                    if "example" not in header and "examples" not in header.get("schema", {}):
+                        missing.append(f"{where} {status} header {name}")
+    assert not missing, "\n".join(sorted(set(missing)))
