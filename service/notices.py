@@ -133,6 +133,10 @@ class Notices:
     warn: tuple[()] | tuple[float, Notice] | None
 
 
+# A turn's warning: () to drop it, or (when it is due on the shared clock, the notification).
+TurnWarning = tuple[()] | tuple[float, Notice]
+
+
 def body(event_type: str, at: float, data: dict[str, Any]) -> str:
     """The JSON body of a notification (one line)."""
     return _body(event_type, datetime.fromtimestamp(at, UTC), data)
@@ -196,16 +200,27 @@ def expiring_at(match: Match) -> float | None:
 
 
 def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | None:
-    """The notifications of a commit that leaves ``match`` after ``events``; ``None`` for
-    an anonymous match or a commit that changes nothing an app hears of."""
+    """The notifications of a commit that leaves ``match`` after ``events``, made at ``now``
+    on the shared clock; ``None`` for an anonymous match or a commit that changes nothing an
+    app hears of.
+
+    One match, one clock: every notification carries the match's own time (its events',
+    its turn's start, its warning's), which a test-mode advance runs ahead of the shared
+    clock by ``match.clock_offset``; only the warning's due time, which the sweeper compares
+    with Redis's clock, is on the shared clock.
+    """
     if match.owner is None:
         return None
     found: list[Notice] = []
     turn_moved = False
+    advanced_by = 0.0
     for event in events:
         data: dict[str, Any] = {"match_id": match.id, "version": event.version}
         if event.type in _TURN_ENDS:
             turn_moved = True
+        elif event.type is EventType.CLOCK_ADVANCED:
+            seconds = event.data.get("seconds")
+            advanced_by += seconds if isinstance(seconds, int | float) else 0.0
         if event.type is EventType.GAME_OVER:
             data["game_number"] = event.data.get("game_number")
             data["scores"] = event.data.get("scores")
@@ -218,24 +233,48 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
         elif event.type in _SIMPLE:
             kind = _SIMPLE[event.type]
             found.append(Notice(kind, event.at, data))
-    warn: tuple[()] | tuple[float, Notice] | None = None
+    warn: TurnWarning | None = None
     if match.status is not Status.PLAYING:
         warn = ()
     elif turn_moved:
         warn = ()
         player = match.players[match.current_seat]
         if not player.bot:
-            data = {
-                "match_id": match.id,
-                "version": match.version,
-                "seat": match.current_seat,
-                "ref": player.ref,
-                "deadline": match.turn_deadline,
-            }
-            found.append(Notice("turn.started", now, data))
-            when = expiring_at(match)
-            if when is not None:
-                warn = (when, Notice("turn.expiring", when, data))
+            data = _turn_data(match)
+            found.append(Notice("turn.started", match.turn_started, data))
+            warn = _warning(match, data)
+    elif advanced_by and not match.players[match.current_seat].bot:
+        warn = _rewarn(match, now, advanced_by)
     if not found and warn is None:
         return None
     return Notices(match.owner, match.id, tuple(found), warn)
+
+
+def _turn_data(match: Match) -> dict[str, Any]:
+    player = match.players[match.current_seat]
+    return {
+        "match_id": match.id,
+        "version": match.version,
+        "seat": match.current_seat,
+        "ref": player.ref,
+        "deadline": match.turn_deadline,
+    }
+
+
+def _warning(match: Match, data: dict[str, Any]) -> TurnWarning:
+    """The current turn's ``turn.expiring``: due when the shared clock reaches the match's
+    warning time less the match's lead (``clock_offset``), dated by the match's clock."""
+    when = expiring_at(match)
+    if when is None:
+        return ()
+    return (when - match.clock_offset, Notice("turn.expiring", when, data))
+
+
+def _rewarn(match: Match, now: float, advanced_by: float) -> TurnWarning | None:
+    """After the match's clock ran ``advanced_by`` seconds ahead with the turn going on: its
+    warning falls due that much sooner on the shared clock, at once if the advance passed it.
+    One already due before the advance (so sent, or on its way) is left as it is (None)."""
+    when = expiring_at(match)
+    if when is None or when - (match.clock_offset - advanced_by) <= now:
+        return None
+    return _warning(match, _turn_data(match))
