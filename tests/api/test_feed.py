@@ -44,7 +44,7 @@ def open_feed(client: Any, last_event_id: str | None = None, app_key: str = MOBI
     return reader
 
 
-def messages(reader: Reader, count: int, *, timeout: float = 10.0) -> list[dict[str, Any]]:
+def messages(reader: Reader, count: int, *, timeout: float = 60.0) -> list[dict[str, Any]]:
     """The next ``count`` messages (keep-alive comments skipped)."""
     found: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
@@ -160,7 +160,7 @@ def test_turn_expiring_comes_by_the_sweepers_clock_only_for_a_turn_still_running
     store: MatchStore = client.application.extensions["store"]
     # 11 s turns: the warning is due when 10 s are left, 1 s after the turn began
     created, seats = owned(client, rules={"turn_seconds": 11}, setup=racks("R1 R2 K5", "K1 K2 K7"))
-    started, expiring = messages(feed, 2, timeout=5)
+    started, expiring = messages(feed, 2, timeout=60)
     assert started["event"] == "turn.started" and expiring["event"] == "turn.expiring"
     assert expiring["body"]["data"] == started["body"]["data"]
     assert started["body"]["data"]["match_id"] == created["id"]
@@ -171,7 +171,7 @@ def test_turn_expiring_comes_by_the_sweepers_clock_only_for_a_turn_still_running
         client, rules={"turn_seconds": 11}, setup=racks("R1 R2 K5", "K1 K2 K7")
     )
     assert other_seats[0].draw().status_code == 200
-    got = messages(feed, 3, timeout=5)
+    got = messages(feed, 3, timeout=60)
     kinds = [(m["event"], m["body"]["data"]["match_id"], m["body"]["data"]["seat"]) for m in got]
     assert kinds == [
         ("turn.started", other["id"], 0),

@@ -258,7 +258,7 @@ def stream_connections(store: Any) -> int:
     return sum(1 for c in store.client_list() if c.get("name", "").startswith("sse:"))
 
 
-def wait_until(condition: Any, timeout: float = 3.0) -> bool:
+def wait_until(condition: Any, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

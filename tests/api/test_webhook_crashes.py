@@ -130,7 +130,7 @@ def test_an_entry_read_by_a_dead_dispatcher_is_claimed_by_another(
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
     try:
-        [got] = hook_receiver.wait_for(1, timeout=15)
+        [got] = hook_receiver.wait_for(1, timeout=60)
         assert got.json["data"]["match_id"] == created["id"]
     finally:
         running.stop()
@@ -154,7 +154,7 @@ def test_two_dispatchers_share_the_work_without_sending_anything_twice(
             for _, seats in matches:
                 current = seats[0].view().get_json()["current_seat"]
                 assert seats[current].draw().status_code == 200
-        got = hook_receiver.wait_for(40, timeout=20)
+        got = hook_receiver.wait_for(40, timeout=60)
         time.sleep(0.5)
         got = list(hook_receiver.received)
     finally:

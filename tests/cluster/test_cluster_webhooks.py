@@ -65,7 +65,7 @@ def test_turns_reach_the_webhook_and_the_feed_from_every_master(app: Flask, disp
         store: MatchStore = app.extensions["store"]
         masters = {store.topology.node_of(Keys(match_id).state) for match_id in ids}
         assert len(masters) >= 2  # the matches (and their outboxes) live on several masters
-        got = hook.wait_for(12, timeout=20)
+        got = hook.wait_for(12, timeout=60)
         assert sorted(r.json["data"]["match_id"] for r in got) == sorted(ids)
     feed = client.get("/v1/feed", headers={**headers, "Last-Event-ID": "0"}, buffered=False)
     reader = Reader(feed)

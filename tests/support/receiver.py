@@ -48,7 +48,7 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def wait_for(
-        self, count: int, *, timeout: float = 15.0, where: Callable[[Received], bool] | None = None
+        self, count: int, *, timeout: float = 60.0, where: Callable[[Received], bool] | None = None
     ) -> list[Received]:
         """The requests received (those ``where`` accepts) once there are ``count``."""
         deadline = time.monotonic() + timeout
