@@ -521,3 +521,17 @@ def test_one_app_key_is_limited_across_addresses(redis_url: str, redis_client: A
     assert listed("10.0.2.9", other) == 200  # another app has its own allowance
     keys = " ".join(redis_client.keys("*"))
     assert MOBILE not in keys and other not in keys  # only digests are stored
+
+
+def test_every_operation_that_takes_a_body_lists_its_415() -> None:
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    missing = [
+        f"{method.upper()} {path}"
+        for path, item in spec["paths"].items()
+        for method, operation in item.items()
+        if isinstance(operation, dict)
+        and "requestBody" in operation
+        and "application/json" in str(operation["requestBody"])
+        and "415" not in operation["responses"]
+    ]
+    assert missing == []
