@@ -329,17 +329,20 @@ from gevent import monkey
 monkey.patch_all()
 
 import gevent
+from gevent.event import Event
 
 from service.store.batching import Batcher
 
 sent = []
 greenlets = {}
+on_its_way, queued = Event(), Event()
 
 
 def send(items):
     sent.append(list(items))
-    gevent.sleep(0.05)  # on its way: the others queue behind it
     if len(sent) == 1:
+        on_its_way.set()
+        queued.wait()  # on its way until the others queue behind it (events, not time)
         greenlets[3].kill(block=False)  # the lead is about to be handed to 3
     return [item * 7 for item in items]
 
@@ -353,11 +356,13 @@ def call(item):
 
 
 greenlets[1] = gevent.spawn(call, 1)
-gevent.sleep(0.01)  # 1 leads, its batch on its way
+on_its_way.wait()  # 1 leads, its batch on its way
 for item in (2, 3, 4):
     greenlets[item] = gevent.spawn(call, item)
-gevent.sleep(0.01)  # 2, 3 and 4 wait behind it
+while batcher.waiting() < 3:
+    gevent.sleep(0)  # 2, 3 and 4 wait behind it
 greenlets[2].kill()  # killed while it waits: its call goes unsent
+queued.set()
 gevent.joinall(list(greenlets.values()), timeout=5)
 late = gevent.with_timeout(5, batcher, 9, timeout_value="stuck")
 print(sent, sorted(answers.items()), late)
