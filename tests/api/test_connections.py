@@ -90,14 +90,14 @@ def test_long_polls_count_against_the_cap_too(capped) -> None:
     waiting = threading.Thread(
         target=lambda: answers.append(
             capped.test_client().get(
-                f"/v1/matches/{match_id}?wait_version={version}&timeout=3",
+                f"/v1/matches/{match_id}?wait_version={version}&timeout=30",
                 environ_overrides={"REMOTE_ADDR": "198.51.100.1"},
             )
         )
     )
     waiting.start()
     try:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # a safety bound: the loop ends once it waits
         refused = open_stream(client, match_id)
         while refused.status_code == 200 and time.monotonic() < deadline:
             refused.close()  # the long-poll had not started waiting yet
@@ -110,9 +110,15 @@ def test_long_polls_count_against_the_cap_too(capped) -> None:
         )
         assert polled.status_code == 429
         assert polled.headers["Retry-After"] == "1"
+        seats = created["seats"]
+        mover = seats[created["match"]["current_seat"]]["token"]
+        drew = client.post(
+            f"/v1/matches/{match_id}/draw", headers={"Authorization": f"Bearer {mover}"}
+        )
+        assert drew.status_code == 200  # a new version: the long-poll answers now
     finally:
         stream.close()
-        waiting.join(10)
+        waiting.join(60)
     assert [answer.status_code for answer in answers] == [200]
 
 
