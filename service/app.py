@@ -9,13 +9,26 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import observability, web
-from service.api import apps, backends, clock, errors, limits, matches, meld, meta, stream, webhooks
+from service.api import (
+    apps,
+    backends,
+    clock,
+    errors,
+    limits,
+    matches,
+    meld,
+    meta,
+    records,
+    stream,
+    webhooks,
+)
 from service.api.connections import WholeBody
 from service.api.jsonprovider import OrjsonProvider
 from service.api.rendered import RenderedViews
 from service.api.routing import RoutedOnce
 from service.bootstrap import bootstrap
 from service.fanout import AppFeeds, Fanout
+from service.referee import Records
 from service.threads import shutting_down
 from service.webhooks.metrics import DeliveryMetrics
 
@@ -35,7 +48,10 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
     # A body still arriving after REQUEST_BODY_TIMEOUT is dropped (service/api/connections.py).
     app.wsgi_app = WholeBody(  # type: ignore[method-assign]
-        app.wsgi_app, seconds=settings.request_body_timeout, max_bytes=settings.max_body_bytes
+        app.wsgi_app,
+        seconds=settings.request_body_timeout,
+        max_bytes=settings.max_body_bytes,
+        larger={records.VERIFY_PATH: max(records.VERIFY_MAX_BYTES, settings.max_body_bytes)},
     )
     app.config.update(
         REFEREE_SETTINGS=settings,
@@ -45,6 +61,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
     app.json = OrjsonProvider(app)
     app.extensions["store"] = services.store
     app.extensions["referee"] = services.referee
+    app.extensions["records"] = Records(services.referee, visible=records.same_world)
     app.extensions["rendered_views"] = RenderedViews()
     # One reader per followed match feeds its streams and long-polls (service/fanout.py).
     app.extensions["fanout"] = Fanout(services.store, stopping=shutting_down)
@@ -64,6 +81,7 @@ def create_app(overrides: Mapping[str, Any] | None = None) -> Flask:
         meta.blueprint,
         meld.blueprint,
         matches.blueprint,
+        records.blueprint,
         clock.blueprint,
         backends.blueprint,
         stream.blueprint,

@@ -18,6 +18,7 @@ WRITERS = {
     "view-result.js",
     "view-messages.js",
     "view-roving.js",
+    "view-replay.js",
     "lobby-view.js",
     "template.js",
     "tiles.js",

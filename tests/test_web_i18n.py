@@ -22,6 +22,8 @@ PLURAL_FORMS = {"one", "other"}  # what Intl.PluralRules answers for en, es and 
 # A text that may stay the same in a translation: names, symbols, loanwords.
 SAME_ALLOWED = {
     "app.title",
+    "replay.first",  # ⏮ and ⏭: symbols, in every language
+    "replay.last",
     "lobby.add_bot",
     "lobby.default_bot",
     "lobby.default_bot_n",

@@ -23,7 +23,7 @@ import logging
 import socket
 import threading
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -191,13 +191,22 @@ class WholeBody:
     meanwhile, not a thread, and only when ``seconds`` is not 0.
     """
 
-    def __init__(self, app: WSGIApplication, *, seconds: float, max_bytes: int) -> None:
+    def __init__(
+        self,
+        app: WSGIApplication,
+        *,
+        seconds: float,
+        max_bytes: int,
+        larger: Mapping[str, int] | None = None,
+    ) -> None:
         self.app = app
         self.seconds = seconds
         self.max_bytes = max_bytes
+        self.larger = dict(larger or {})  # path -> its own limit (the verifier's 1 MiB)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
-        wanted = self._wanted(environ)
+        limit = self.larger.get(str(environ.get("PATH_INFO", "")), self.max_bytes)
+        wanted = self._wanted(environ, limit)
         if wanted > 0:
             try:
                 with deadline(self.seconds) if self.seconds > 0 else nullcontext():
@@ -216,15 +225,16 @@ class WholeBody:
             environ["wsgi.input"] = io.BytesIO(body)
             environ.pop("HTTP_TRANSFER_ENCODING", None)
             environ["CONTENT_LENGTH"] = str(len(body))
-            if len(body) <= self.max_bytes:
+            if len(body) <= limit:
                 environ[WHOLE_BODY] = body
         return self.app(environ, start_response)
 
-    def _wanted(self, environ: WSGIEnvironment) -> int:
+    @staticmethod
+    def _wanted(environ: WSGIEnvironment, limit: int) -> int:
         """Bytes to read first: the announced length, or up to the limit + 1 if chunked."""
         length = str(environ.get("CONTENT_LENGTH") or "")
         if length.isdigit():
-            return int(length) if int(length) <= self.max_bytes else 0
+            return int(length) if int(length) <= limit else 0
         if str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower() == "chunked":
-            return self.max_bytes + 1
+            return limit + 1
         return 0

@@ -25,6 +25,7 @@ from service.api.language import localized
 from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
 from service.jsoncodec import dumps
 from service.observability import record_refusal
+from service.record import RecordError
 from service.referee import (
     BadCursor,
     BadToken,
@@ -34,6 +35,7 @@ from service.referee import (
     MatchNotFound,
     NotOwner,
     OutcomeUnknown,
+    RecordNotFound,
     RefereeError,
     SeatRequired,
     StaleVersion,
@@ -164,6 +166,8 @@ ANSWERS: dict[type[Exception], Answer] = {
     IdempotencyMismatch: Answer(422, "Idempotency-Key reused"),
     SeatRequired: Answer(422, "Which seat?"),
     BadCursor: Answer(422, "Unknown cursor"),
+    RecordError: Answer(400, "Not a record that can be read"),
+    RecordNotFound: Answer(404, "No such game or turn"),
     BadTarget: Answer(400, "Webhook URL refused"),
     WebhookNotFound: Answer(404, "No such webhook"),
     DeliveryNotFound: Answer(404, "No such delivery"),
@@ -236,7 +240,8 @@ def _from_http(error: HTTPException) -> Response:
     kind, title = _HTTP_KINDS.get(status, ("http-error", error.name))
     detail = error.description or title
     if status == 413:
-        detail = f"the request body is over {current_app.config['MAX_CONTENT_LENGTH']} bytes"
+        limit = request.max_content_length or current_app.config["MAX_CONTENT_LENGTH"]
+        detail = f"the request body is over {limit} bytes"
     elif status == 404:
         detail = f"there is nothing at {request.path}"
     headers = {k: v for k, v in error.get_headers() if k.lower() in {"allow", "retry-after"}}

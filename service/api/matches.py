@@ -13,6 +13,7 @@ from service.api.connections import waiting
 from service.api.extensions import referee
 from service.api.jsonprovider import OrjsonProvider
 from service.api.parsing import load_body, load_query
+from service.api.records import parsed_record
 from service.api.rendered import Reader, RenderedViews
 from service.api.schemas import (
     create_match_schema,
@@ -23,6 +24,7 @@ from service.api.schemas import (
 from service.game import Match
 from service.game.scenarios import SCENARIOS
 from service.game.state import sorted_rack
+from service.record import setup_at
 from service.referee import MatchNotFound, Moved
 from service.rules import codes_of, name_readings
 
@@ -96,6 +98,10 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
     if scenario is not None:
         players = scenario.seated(body.get("players"))
         body.update(rules=scenario.rules, seed=scenario.seed, setup=scenario.setup)
+    elif "from_record" in body:
+        given = parsed_record(body["from_record"]["record"])
+        players, setup = setup_at(given, body["from_record"]["turn"])
+        body.update(rules=given.rules, setup=setup)
     else:
         players = body["players"]
     owner = apps.creating_app(refs=any(player.ref for player in players))

@@ -15,7 +15,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError
 from service.api.connections import request_body
 from service.api.errors import BadRequest, NotJson
 
-__all__ = ["MAX_DEPTH", "field_errors", "load_body", "load_query"]
+__all__ = ["MAX_DEPTH", "field_errors", "json_body", "load_body", "load_query"]
 
 MAX_DEPTH = 16
 """How deeply a body's arrays and objects may nest (the deepest the contract has is 5: a
@@ -52,6 +52,15 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
             kind="invalid-body",
             errors=field_errors(error.messages),
         ) from None
+
+
+def json_body(raw: bytes) -> Any:
+    """The JSON value of ``raw``, a request's body, checked as :func:`load_body` checks it
+    (415 unless JSON in UTF-8; 400 when malformed or too deep), for a body no schema loads."""
+    _require_json(raw)
+    data = _parse(raw)
+    _require_shallow(data)
+    return data
 
 
 def load_query(schema: Schema) -> dict[str, Any]:

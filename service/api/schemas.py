@@ -17,6 +17,7 @@ from service.api.fields import (
 )
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.game.scenarios import SCENARIOS
+from service.record import MAX_TURNS as MAX_RECORD_TURNS
 from service.rules import (
     FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-TEST_FIELDS = ("seed", "setup", "scenario")
+TEST_FIELDS = ("seed", "setup", "scenario", "from_record")
 """The fields of a new match only a caller that may use the test features may send."""
 
 MAX_TARGET_SCORE = 10_000
@@ -112,6 +113,14 @@ class SetupSchema(Schema):
         )
 
 
+class FromRecordSchema(Schema):
+    """A record (its JSON form, or its text form as a string) and the turn to start after
+    (0: as dealt); the record is read by the view (``service.record``)."""
+
+    record = fields.Raw(required=True)
+    turn = WholeNumber(required=True, validate=validate.Range(min=0, max=MAX_RECORD_TURNS))
+
+
 class CreateMatchSchema(Schema):
     """A new match; ``seed``, ``setup`` and ``scenario`` are refused unless the caller may use
     the test features (test mode, or a sandbox app's key: ``apps.may_use_test_features``)."""
@@ -122,6 +131,7 @@ class CreateMatchSchema(Schema):
     seed = WholeNumber(validate=validate.Range(min=-(2**63), max=2**63 - 1))
     setup = fields.Nested(SetupSchema)
     scenario = fields.String(validate=validate.OneOf(list(SCENARIOS)))
+    from_record = fields.Nested(FromRecordSchema)
 
     @validates_schema(pass_original=True)
     def test_mode_only(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
@@ -133,6 +143,11 @@ class CreateMatchSchema(Schema):
                         "app's key (REFEREE_SANDBOX_KEYS)",
                         name,
                     )
+        if "from_record" in data:
+            for name in ("players", "rules", "seed", "setup", "scenario"):
+                if isinstance(original, dict) and name in original:
+                    raise ValidationError("a record sets its own players, rules and deal", name)
+            return
         if "scenario" not in data:
             if "players" not in data:
                 raise ValidationError("Missing data for required field.", "players")

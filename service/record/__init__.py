@@ -14,7 +14,7 @@ Errors are drawn in :mod:`service.record.errors`.
 
 from service.record.errors import RecordError, RecordFormatError, RecordIncomplete
 from service.record.export import NotRecorded, position_view, record_of, redacted, setup_at
-from service.record.jsonform import from_json, to_json
+from service.record.jsonform import MAX_TURNS, from_json, result_to_json, to_json
 from service.record.model import (
     FORMAT,
     HIDDEN,
@@ -40,6 +40,7 @@ from service.record.text import from_text, to_text
 
 __all__ = [
     "FORMAT",
+    "MAX_TURNS",
     "HIDDEN",
     "Action",
     "By",
@@ -64,6 +65,7 @@ __all__ = [
     "positions",
     "record_of",
     "redacted",
+    "result_to_json",
     "setup_at",
     "to_json",
     "to_text",

@@ -232,15 +232,17 @@ def position_view(
     }
 
 
-def setup_at(record: Record, turn: int) -> tuple[list[PlayerSpec], Setup]:
+def setup_at(record: Record, turn: int) -> tuple[tuple[PlayerSpec, ...], Setup]:
     """The players and the setup of a new game that starts where ``record`` is after
-    ``turn``; raise :class:`RecordFormatError` when the game is over there, ``IndexError``
-    for a turn the record lacks."""
+    ``turn``; raise :class:`RecordFormatError` for a turn the record lacks, or when the
+    game is over there (and what :func:`position` raises)."""
+    if not 0 <= turn <= len(record.turns):
+        raise RecordFormatError("turn", f"the record has turns 0 to {len(record.turns)}")
     at = position(replace(record, result=None), turn)
     match = at.match
     if match.status is not Status.PLAYING:
         raise RecordFormatError("turn", f"the game is over after turn {turn}: nothing to play")
-    players = [PlayerSpec(player.name, player.bot) for player in match.players]
+    players = tuple(PlayerSpec(player.name, player.bot) for player in match.players)
     setup = Setup(
         tuple(player.rack for player in match.players),
         match.pool,

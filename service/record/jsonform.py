@@ -27,7 +27,7 @@ from service.record.model import (
     Result,
     Turn,
 )
-from service.rules import InvalidTileCode, Rules, Tile
+from service.rules import FAILED_TURN_PENALTIES, InvalidTileCode, Rules, Tile
 
 __all__ = [
     "MAX_TURNS",
@@ -179,10 +179,11 @@ def rules_from_json(data: object, where: str) -> Rules:
             values[name] = None if value is None else _int(value, path, low=1, high=10**6)
         else:
             values[name] = _int(value, path, low=0, high=10**7)
-    try:
-        return Rules(**values)
-    except ValueError as error:
-        raise RecordFormatError(where, str(error)) from None
+    penalty = values.get("failed_turn_penalty", _DEFAULT_RULES.failed_turn_penalty)
+    if penalty not in FAILED_TURN_PENALTIES:
+        allowed = ", ".join(map(str, FAILED_TURN_PENALTIES))
+        raise RecordFormatError(f"{where}.failed_turn_penalty", f"must be one of {allowed}")
+    return Rules(**values)
 
 
 def _player(data: object, where: str) -> RecordPlayer:
@@ -375,8 +376,8 @@ def _tiles(value: object, where: str, plain: bool = False, hidden: bool = False)
             continue
         try:
             tile = Tile.parse(code)
-        except InvalidTileCode as error:
-            raise RecordFormatError(f"{where}.{i}", str(error)) from None
+        except InvalidTileCode:
+            raise RecordFormatError(f"{where}.{i}", "is not a tile code (R7, K13, J)") from None
         if plain and tile.reading is not None:
             raise RecordFormatError(f"{where}.{i}", "a joker's reading is named only on the table")
     return tuple(codes)

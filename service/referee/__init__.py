@@ -40,11 +40,16 @@ from service.referee.errors import (
     StaleVersion,
     TokenForAnotherMatch,
 )
+from service.referee.records import Archived, RecordNotFound, Records, TurnNotFound
 from service.referee.searches import Runner, SteppingAside, run_inline
 from service.referee.usecases import LAST_EVENTS, Action, Referee
 from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 
 __all__ = [
+    "Archived",
+    "RecordNotFound",
+    "Records",
+    "TurnNotFound",
     "LAST_EVENTS",
     "MAX_ATTEMPTS",
     "NO_GUARDS",

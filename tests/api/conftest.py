@@ -10,6 +10,7 @@ from flask import Flask
 from service.app import create_app
 from service.threads import shutting_down
 from tests.support.contract import ContractClient
+from tests.support.records import check_every_finished_game
 
 
 @pytest.fixture
@@ -23,6 +24,8 @@ def app(redis_url: str, app_overrides: dict[str, Any]) -> Iterator[Flask]:
     app = create_app({"redis_url": redis_url, **app_overrides})
     app.test_client_class = ContractClient
     yield app
+    # Every game the test played to its end exports a record that verifies, with its scores.
+    check_every_finished_game(app, redis_url)
 
 
 @pytest.fixture

@@ -57,6 +57,10 @@ SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 # 9457's ``application/problem+json``.
 MEDIA_TYPES: dict[str, Any] = {"application/problem+json": json_loads}
 
+NDJSON_LINES = {"/v1/records": "GameRecord"}
+"""An NDJSON answer's status and headers are checked as a stream's are, and each of its lines
+against the component schema named here (the contract declares the body as text)."""
+
 
 CONTRACT_URI = "urn:rummikub-referee:openapi"
 
@@ -396,6 +400,10 @@ def check(asked: Asked, answer: Answer, *, streamed: bool = False) -> None:
         body = json.loads(answer.data)
     if answer.content_type == "application/problem+json":
         validate_problem_language(body, answer.headers.get("Content-Language"))
+    if answer.content_type == "application/x-ndjson":
+        streamed = True
+        for line in answer.data.splitlines():
+            component_validator(NDJSON_LINES[asked.path]).validate(json.loads(line))
     try:
         if _operation(asked.path, asked.method) is None:
             # openapi-core reads "/v1/webhooks//deliveries" as its template with an empty

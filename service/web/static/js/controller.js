@@ -7,6 +7,7 @@ import { Countdown, tone, unlockAudio } from "./clock.js";
 import { enableDrag } from "./drag.js";
 import { t } from "./i18n.js";
 import { wireKeyboard } from "./keyboard.js";
+import { wireReplay } from "./replay.js";
 import { store } from "./store.js";
 import { acceptView, enqueue, follow, pollUntilSettled, refetch } from "./sync.js";
 import { describe, byColour, byNumber } from "./tiles.js";
@@ -108,6 +109,7 @@ function wireGame() {
   on("#leave-confirm", leave);
   on("#rematch-button", rematch);
   on("#to-rack", () => focusGroup("rack"));
+  wireReplay();
   // The ways back to the result the turn bar keeps once the dialog is closed.
   on("#turn-text", (event) => {
     if (event.target.closest(".rematch")) rematch();

@@ -42,6 +42,7 @@ export function renderResult() {
   $("#next-game-button").disabled = false;
   $("#new-match-link").hidden = !finished;
   $("#result-close").hidden = false;
+  $("#replay-button").hidden = !outcome; // step through the game that ended (its record)
   const canRematch = store.canRematch();
   const rematchButton = $("#rematch-button");
   rematchButton.hidden = !canRematch;

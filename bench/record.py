@@ -1,0 +1,117 @@
+"""Benchmark: game records (issue 34): verifying whole games, and what a record costs Redis.
+
+Run as ``python bench/record.py`` (``make bench`` runs it; ``--games`` sets how many games of
+each kind). It measures:
+
+- **verification**: ``service.record.verify`` (what ``POST /v1/records/verify`` runs) on whole
+  games played by the referee's bots: 4 players on the standard set and 6 on the XP set, the
+  median and the worst over the games, and the body each record takes (JSON and text);
+- **the Redis cost of a record**: whole 4-player games played through the API as
+  bench/memory.py plays them (four people asking hints, sharing drafts, playing or drawing),
+  on a real redis-server; for each match at game end, the ``MEMORY USAGE`` of its state hash as
+  stored, and of the same hash without the game's deal (``dl``, what records added to the
+  state): their difference is all a record costs in Redis; beside it, the record's own size
+  (JSON, text) and how long building it takes (``GET .../games/1/record``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.memory import Client, stream_settings  # noqa: E402
+from service import jsoncodec, record  # noqa: E402
+from service.rules import Rules, TileSet  # noqa: E402
+from service.store import Keys  # noqa: E402
+from tests.record.games import bots_only  # noqa: E402
+from tests.support.redis_process import RedisProcess  # noqa: E402
+
+
+def verification(seats: int, tile_set: TileSet, games: int) -> None:
+    """Verify ``games`` bot games of ``seats`` players; print the median and worst times."""
+    times, sizes, texts, turns = [], [], [], []
+    for seed in range(1, games + 1):
+        played = bots_only(seats, rules=Rules(tile_set=tile_set), seed=seed).record()
+        started = time.perf_counter()
+        verdict = record.verify(played)
+        times.append(time.perf_counter() - started)
+        assert verdict.valid, verdict
+        sizes.append(len(json.dumps(record.to_json(played))))
+        texts.append(len(record.to_text(played).encode()))
+        turns.append(len(played.turns))
+    print(
+        f"verify, {seats} players, {tile_set.value} set ({games} games, "
+        f"{statistics.median(turns):.0f} turns median, {max(turns)} most): "
+        f"median {statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.1f} ms; "
+        f"a record takes {statistics.median(sizes) / 1024:.1f} KiB as JSON "
+        f"(largest {max(sizes) / 1024:.1f} KiB; the verifier takes 1,024), "
+        f"{statistics.median(texts) / 1024:.1f} KiB as text"
+    )
+
+
+def redis_cost(games: int) -> None:
+    """Play ``games`` whole 4-player games through the API; print what their records cost."""
+    with tempfile.TemporaryDirectory(prefix="bench-record-") as work:
+        server = RedisProcess(data_dir=Path(work) / "redis", extra_args=stream_settings())
+        server.start()
+        try:
+            client = Client(server.url)
+            with server.client(decode_responses=True) as redis:
+                stored, without, deal_bytes, json_sizes, text_sizes, builds = [], [], [], [], [], []
+                for seed in range(1, games + 1):
+                    match_id, _ = client.whole_game(seed, owned=False)
+                    key = Keys(match_id).state
+                    stored.append(int(redis.memory_usage(key, samples=0) or 0))
+                    fields = redis.hgetall(key)
+                    state = jsoncodec.loads(fields["s"])
+                    deal_bytes.append(len(json.dumps(state["m"].get("dl", []))))
+                    state["m"].pop("dl", None)
+                    copy = f"{key}:without-deal"
+                    redis.hset(copy, mapping={**fields, "s": jsoncodec.dumps(state)})
+                    without.append(int(redis.memory_usage(copy, samples=0) or 0))
+                    redis.delete(copy)
+                    started = time.perf_counter()
+                    answer = client.http.get(f"/v1/matches/{match_id}/games/1/record")
+                    builds.append(time.perf_counter() - started)
+                    json_sizes.append(len(answer.data))
+                    text = client.http.get(
+                        f"/v1/matches/{match_id}/games/1/record", headers={"Accept": "text/plain"}
+                    )
+                    text_sizes.append(len(text.data))
+        finally:
+            server.cleanup()
+    added = [a - b for a, b in zip(stored, without, strict=True)]
+    print(
+        f"Redis cost, a whole 4-player game through the API ({games} games): the deal kept for "
+        f"the record adds {statistics.median(deal_bytes):.0f} bytes to the stored state, "
+        f"{statistics.median(added):.0f} bytes of MEMORY USAGE to the state hash "
+        f"({statistics.median(without):.0f} -> {statistics.median(stored):.0f} bytes, "
+        f"+{statistics.median(added) / statistics.median(without) * 100:.1f}%); "
+        f"the record it gives is {statistics.median(json_sizes) / 1024:.1f} KiB as JSON, "
+        f"{statistics.median(text_sizes) / 1024:.1f} KiB as text "
+        f"({statistics.median(json_sizes) / statistics.median(added):.0f}x what it costs); "
+        f"building it (GET .../record) median {statistics.median(builds) * 1000:.1f} ms, "
+        f"worst {max(builds) * 1000:.1f} ms"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games of each kind")
+    args = parser.parse_args()
+    verification(4, TileSet.STANDARD, args.games)
+    verification(6, TileSet.XP, args.games)
+    redis_cost(args.games)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
