@@ -7,9 +7,9 @@ and bodies as the contract lists them, invalid data refused, valid data accepted
 checks that resend a request (missing auth, unsupported methods...).
 
 The app runs as in production (``test_mode`` off), so the contract is loaded as a client of
-such a deployment reads it: without the test-mode-only ``seed``, ``setup``, ``scenario`` and ``from_record``
-of ``CreateMatch`` (sending them is then invalid data, which must be refused), and so with
-``players`` required.
+such a deployment reads it: without the test-mode-only ``seed``, ``setup``, ``scenario`` and
+``from_record`` of ``CreateMatch`` (sending them is then invalid data, which must be refused),
+and so with ``players`` required.
 
 To reach the match endpoints, half of the requests to a ``{id}`` path that Schemathesis made
 valid go to a real match, and most of those carry the token of the seat whose turn it is, so

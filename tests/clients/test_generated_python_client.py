@@ -38,6 +38,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
             str(ROOT / "openapi.yaml"),
             "--meta",
             "none",
+            "--config",
+            str(Path(__file__).with_name("openapi-python-client.yaml")),
             "--output-path",
             str(folder / PACKAGE),
         ],

@@ -25,6 +25,7 @@ PATH_VALUES = {
     "seat": "1",
     "webhook_id": "wh_3f2a9c0d1e4b5a69",
     "delivery_id": "msg_0_1796144758062_0_3f2a9c0d1e4b5a69",
+    "game_number": "1",
 }
 SEAT_TOKEN = "k3Jf9sQ2xV7pLm0a.Q2hhbmdlIG1lOiBhIHNlYXQgdG9rZW4"
 API_KEY = "mobile-key-0123456789abcdefghij"
@@ -80,8 +81,15 @@ def cases() -> list[tuple[str, str, str, dict[str, Any]]]:
 
 def request_of(path: str, operation: dict[str, Any]) -> tuple[str, dict[str, str], Any]:
     """The target, headers and body of a valid request to ``operation``: its path filled, its
-    credentials, its request body's example."""
+    required query parameters' examples, its credentials, its request body's example."""
     target = path.format(**PATH_VALUES)
+    required = [
+        f"{parameter['name']}={parameter['example']}"
+        for parameter in operation.get("parameters", [])
+        if parameter.get("in") == "query" and parameter.get("required")
+    ]
+    if required:  # each from its example
+        target += "?" + "&".join(required)
     headers: dict[str, str] = {}
     schemes = {name for option in operation.get("security", []) for name in option}
     if "seatToken" in schemes:
