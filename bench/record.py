@@ -5,7 +5,9 @@ each kind). It measures:
 
 - **verification**: ``service.record.verify`` (what ``POST /v1/records/verify`` runs) on whole
   games played by the referee's bots: 4 players on the standard set and 6 on the XP set, the
-  median and the worst over the games, and the body each record takes (JSON and text);
+  median and the worst over the games, and the body each record takes (JSON and text); and
+  the longest games people make, 6 players on the XP set drawing while they can (every tile
+  of the pool drawn, then played out), which the verifier's 1 MiB must hold;
 - **the Redis cost of a record**: whole 4-player games played through the API as
   bench/memory.py plays them (four people asking hints, sharing drafts, playing or drawing),
   on a real redis-server; for each match at game end, the ``MEMORY USAGE`` of its state hash as
@@ -31,7 +33,7 @@ from bench.memory import Client, stream_settings  # noqa: E402
 from service import jsoncodec, record  # noqa: E402
 from service.rules import Rules, TileSet  # noqa: E402
 from service.store import Keys  # noqa: E402
-from tests.record.games import bots_only  # noqa: E402
+from tests.record.games import bots_only, random_game  # noqa: E402
 from tests.support.redis_process import RedisProcess  # noqa: E402
 
 
@@ -55,6 +57,42 @@ def verification(seats: int, tile_set: TileSet, games: int) -> None:
         f"(largest {max(sizes) / 1024:.1f} KiB; the verifier takes 1,024), "
         f"{statistics.median(texts) / 1024:.1f} KiB as text"
     )
+
+
+def longest(seats: int, tile_set: TileSet, games: int) -> None:
+    """Games as long as people make them: each draws while the pool holds tiles, then plays
+    the smallest play it finds (tests/record/games.py); the body and the verification."""
+    times, sizes, turns = [], [], []
+    for seed in range(1, games + 1):
+        played = random_game(
+            seats,
+            rules=Rules(tile_set=tile_set, turn_seconds=0),
+            seed=seed,
+            bots=(False,) * seats,
+            choose=_drawing_first,
+            pick=lambda below: 0,
+            steps=2000,
+        ).record()
+        started = time.perf_counter()
+        verdict = record.verify(played)
+        times.append(time.perf_counter() - started)
+        assert verdict.valid, verdict
+        sizes.append(len(json.dumps(record.to_json(played))))
+        turns.append(len(played.turns))
+    print(
+        f"verify, {seats} players, {tile_set.value} set, drawing first ({games} games, "
+        f"{statistics.median(turns):.0f} turns median, {max(turns)} most): "
+        f"median {statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.1f} ms; "
+        f"the record takes {statistics.median(sizes) / 1024:.1f} KiB as JSON "
+        f"(largest {max(sizes) / 1024:.1f} KiB of the verifier's 1,024)"
+    )
+
+
+def _drawing_first(options: list[str]) -> str:
+    for choice in ("draw", "play", "pass"):
+        if choice in options:
+            return choice
+    return options[0]
 
 
 def redis_cost(games: int) -> None:
@@ -109,6 +147,7 @@ def main() -> int:
     args = parser.parse_args()
     verification(4, TileSet.STANDARD, args.games)
     verification(6, TileSet.XP, args.games)
+    longest(6, TileSet.XP, max(2, args.games // 4))
     redis_cost(args.games)
     return 0
 
