@@ -29,8 +29,8 @@ from service.api.routing import RoutedOnce
 from service.bootstrap import bootstrap
 from service.fanout import AppFeeds, Fanout
 from service.referee import Records
-from service.threads import shutting_down
 from service.webhooks.metrics import DeliveryMetrics
+from service.workers.threads import shutting_down
 
 __all__ = ["create_app"]
 

@@ -16,8 +16,8 @@ from service.config import Settings
 from service.referee import Referee, SteppingAside
 from service.store import MatchStore, limits_storage_uri
 from service.store.notify import Notifications
-from service.threads import cpu_bound
 from service.webhooks.registry import Webhooks
+from service.workers.threads import cpu_bound
 
 __all__ = ["Services", "bootstrap"]
 
@@ -61,5 +61,5 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
 
 def _off_the_loop(work: Callable[[], Any]) -> Any:
     """Run a solver search on a real thread when the worker runs an event loop, so that the
-    worker's other requests go on meanwhile (see service/threads.py)."""
+    worker's other requests go on meanwhile (see service/workers/threads.py)."""
     return cpu_bound(work)

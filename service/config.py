@@ -89,6 +89,12 @@ class Settings:
     }
 
     @classmethod
+    def variable(cls, name: str) -> str:
+        """The environment variable of the setting ``name`` (a field name): messages name
+        settings through it, so that each name is written here only."""
+        return cls._ENV[name]
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Return the settings named by ``environ`` (default: ``os.environ``)."""
         environ = os.environ if environ is None else environ

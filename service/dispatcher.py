@@ -6,10 +6,8 @@ the Redis consumer group ``dispatch``, fans each notification out into one deliv
 subscribed webhook, and sends the due deliveries, one at a time per match and webhook (a
 lease on the queue's head), in order, signed (:mod:`service.webhooks.send`).
 
-- A 2xx answer is a delivery; anything else, or none within ``WEBHOOK_TIMEOUT_SECONDS`` (10),
-  is tried again after the next delay of ``WEBHOOK_RETRY_SCHEDULE`` (with up to 20 % jitter
-  added, or the answer's ``Retry-After`` when that is longer); after the last delay the
-  delivery is dead and the match's next delivery goes. A 410 disables the webhook.
+- What comes of an attempt (delivered, retried after a delay, dead; a 410 disables the
+  webhook) is :mod:`service.webhooks.policy`'s verdict.
 - One replica at a time reads a shard's outboxes (a lease of ``SHARD_LEASE`` seconds, renewed
   each read), so each match's events are fanned out in order; deliveries are sent by any.
 - A replica killed mid-delivery loses nothing: its outbox entries stay pending in the group
@@ -24,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import random
 import secrets
 import signal
 import socket
@@ -33,37 +30,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from service import observability
-from service.api.apps import AppKeys
+from service.appkeys import AppKeys
 from service.bootstrap import bootstrap
 from service.config import Settings
 from service.store import SHARDS, StoreError
 from service.store.notify import Claimed, Notifications, Webhook
 from service.store.outage import Outage
 from service.store.outbox import OutboxEntry, OutboxReader
+from service.webhooks.policy import Policy
 from service.webhooks.send import Attempt, post, signed_headers
 from service.webhooks.targets import BadTarget, parse_target, resolve
 
-__all__ = ["Dispatcher", "main", "parse_schedule"]
+__all__ = ["Dispatcher", "main"]
 
 log = logging.getLogger("service.dispatcher")
 
 POLL_SECONDS = 0.5  # the longest an outbox read blocks: how late a retry may start
 SHARD_LEASE = 5.0  # seconds a replica holds a shard's outboxes without renewing
 TAKE_OVER_BATCH = 100  # entries taken over at a time (XAUTOCLAIM COUNT)
-JITTER = 0.2  # a retry waits its delay plus up to this fraction of it
-MAX_RETRY_AFTER = 86400.0
 HOOK_FRESH = 1.0  # seconds a webhook read from Redis is used as is (a deletion takes that long)
-
-
-def parse_schedule(text: str) -> tuple[float, ...]:
-    """``WEBHOOK_RETRY_SCHEDULE``: seconds, comma-separated; raise ValueError if malformed."""
-    try:
-        delays = tuple(float(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise ValueError(f"WEBHOOK_RETRY_SCHEDULE is not a list of seconds: {text!r}") from None
-    if any(delay < 0 for delay in delays):
-        raise ValueError("WEBHOOK_RETRY_SCHEDULE has a negative delay")
-    return delays
 
 
 class Dispatcher:
@@ -73,7 +58,7 @@ class Dispatcher:
         self, notes: Notifications, settings: Settings, *, consumer: str | None = None
     ) -> None:
         self.notes = notes
-        self.schedule = parse_schedule(settings.webhook_retry_schedule)
+        self.policy = Policy.from_settings(settings)
         self.timeout = settings.webhook_timeout_seconds
         self.lease = self.timeout * 1.5 + 2.0
         self.test_mode = settings.test_mode
@@ -224,34 +209,27 @@ class Dispatcher:
             "status": attempt.status,
             "error": attempt.error,
         }
-        if attempt.delivered:
+        verdict = self.policy.judge(attempt, tries=claimed.tries + 1)
+        latency = None
+        if verdict.outcome == "delivered":
             latency = max(0.0, time.time() - claimed.created_ms / 1000)
             log.info("delivered", extra=fields)
-            return self.notes.finish(
-                claimed,
-                "delivered",
-                code=attempt.status,
-                sent=True,
-                latency=latency,
-                lease=self.lease,
-            )
-        if attempt.status == 410:
+        elif verdict.disable:
             log.info("receiver answered 410 Gone: webhook disabled", extra=fields)
             self.notes.disable(hook)
             self._hooks.pop(hook.id, None)
-            return self.notes.finish(claimed, "dead", code=410, sent=True, lease=self.lease)
-        tries = claimed.tries + 1
-        if tries > len(self.schedule):
+        elif verdict.outcome == "dead":
             log.warning("delivery dead after its last attempt", extra=fields)
-            return self.notes.finish(
-                claimed, "dead", code=attempt.status, sent=True, lease=self.lease
-            )
-        delay = self.schedule[tries - 1] * (1 + random.uniform(0, JITTER))
-        if attempt.retry_after is not None and attempt.retry_after > delay:
-            delay = min(attempt.retry_after, MAX_RETRY_AFTER)
-        log.info("delivery failed; retrying in %.1f s", delay, extra=fields)
+        else:
+            log.info("delivery failed; retrying in %.1f s", verdict.delay, extra=fields)
         return self.notes.finish(
-            claimed, "retry", code=attempt.status, sent=True, delay=delay, lease=self.lease
+            claimed,
+            verdict.outcome,
+            code=attempt.status,
+            sent=True,
+            delay=verdict.delay,
+            latency=latency,
+            lease=self.lease,
         )
 
     def _send(self, hook: Webhook, claimed: Claimed) -> Attempt:

@@ -31,6 +31,7 @@ its type's fields in order is kept as its whole body (text starting with ``{``),
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -44,6 +45,7 @@ __all__ = [
     "EVENT_TYPES",
     "PING",
     "Notice",
+    "NoticeType",
     "Notices",
     "body",
     "expand",
@@ -53,14 +55,22 @@ __all__ = [
     "sample_body",
 ]
 
-EVENT_TYPES = (
-    "turn.started",
-    "turn.expiring",
-    "game.ended",
-    "match.finished",
-    "player.left",
-    "match.canceled",
-)
+
+class NoticeType(enum.StrEnum):
+    """The webhook event types an app subscribes to; the values travel in the bodies and in
+    ``POST /v1/webhooks`` and never change."""
+
+    TURN_STARTED = "turn.started"
+    TURN_EXPIRING = "turn.expiring"
+    GAME_ENDED = "game.ended"
+    MATCH_FINISHED = "match.finished"
+    PLAYER_LEFT = "player.left"
+    MATCH_CANCELED = "match.canceled"
+
+
+EVENT_TYPES = tuple(kind.value for kind in NoticeType)
+"""The webhook event types' values, in their order (a webhook registered without a list of
+events subscribes to them all)."""
 PING = "webhook.ping"
 """What ``POST /v1/webhooks/{id}/ping`` sends: a check that the receiver answers and verifies."""
 SAMPLE_MATCH = "sample_match"
@@ -80,17 +90,17 @@ _MS = timedelta(milliseconds=1)
 # in the order the body writes them. Never change a letter or an order: stored entries use
 # them (add a type with a new letter).
 _LAYOUTS = {
-    "turn.started": ("s", ("version", "seat", "ref", "deadline")),
-    "turn.expiring": ("x", ("version", "seat", "ref", "deadline")),
-    "game.ended": ("g", ("version", "game_number", "scores", "winner_seat")),
-    "match.finished": ("f", ("version",)),
-    "player.left": ("l", ("version", "seat", "ref")),
-    "match.canceled": ("c", ("version",)),
+    NoticeType.TURN_STARTED: ("s", ("version", "seat", "ref", "deadline")),
+    NoticeType.TURN_EXPIRING: ("x", ("version", "seat", "ref", "deadline")),
+    NoticeType.GAME_ENDED: ("g", ("version", "game_number", "scores", "winner_seat")),
+    NoticeType.MATCH_FINISHED: ("f", ("version",)),
+    NoticeType.PLAYER_LEFT: ("l", ("version", "seat", "ref")),
+    NoticeType.MATCH_CANCELED: ("c", ("version",)),
 }
 _TYPES = {letter: (kind, fields) for kind, (letter, fields) in _LAYOUTS.items()}
 _SIMPLE = {
-    EventType.MATCH_FINISHED: "match.finished",
-    EventType.MATCH_CANCELED: "match.canceled",
+    EventType.MATCH_FINISHED: NoticeType.MATCH_FINISHED,
+    EventType.MATCH_CANCELED: NoticeType.MATCH_CANCELED,
 }
 
 
@@ -98,7 +108,7 @@ _SIMPLE = {
 class Notice:
     """One notification: its type, when (epoch seconds) and its ``data``."""
 
-    type: str
+    type: NoticeType
     at: float
     data: dict[str, Any]
 
@@ -168,7 +178,9 @@ def sample_body(event_type: str, at: float) -> str:
         "scores": [21, -21],
         "winner_seat": 0,
     }
-    data = {"match_id": SAMPLE_MATCH} | {name: values[name] for name in _LAYOUTS[event_type][1]}
+    data = {"match_id": SAMPLE_MATCH} | {
+        name: values[name] for name in _LAYOUTS[NoticeType(event_type)][1]
+    }
     return _body(event_type, datetime.fromtimestamp(at, UTC), data, test=True)
 
 
@@ -225,11 +237,11 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
             data["game_number"] = event.data.get("game_number")
             data["scores"] = event.data.get("scores")
             data["winner_seat"] = event.data.get("winner")
-            found.append(Notice("game.ended", event.at, data))
+            found.append(Notice(NoticeType.GAME_ENDED, event.at, data))
         elif event.type is EventType.PLAYER_LEFT and event.seat is not None:
             data["seat"] = event.seat
             data["ref"] = match.players[event.seat].ref
-            found.append(Notice("player.left", event.at, data))
+            found.append(Notice(NoticeType.PLAYER_LEFT, event.at, data))
         elif event.type in _SIMPLE:
             kind = _SIMPLE[event.type]
             found.append(Notice(kind, event.at, data))
@@ -241,7 +253,7 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
         player = match.players[match.current_seat]
         if not player.bot:
             data = _turn_data(match)
-            found.append(Notice("turn.started", match.turn_started, data))
+            found.append(Notice(NoticeType.TURN_STARTED, match.turn_started, data))
             warn = _warning(match, data)
     elif advanced_by and not match.players[match.current_seat].bot:
         warn = _rewarn(match, now, advanced_by)
@@ -267,7 +279,7 @@ def _warning(match: Match, data: dict[str, Any]) -> TurnWarning:
     when = expiring_at(match)
     if when is None:
         return ()
-    return (when - match.clock_offset, Notice("turn.expiring", when, data))
+    return (when - match.clock_offset, Notice(NoticeType.TURN_EXPIRING, when, data))
 
 
 def _rewarn(match: Match, now: float, advanced_by: float) -> TurnWarning | None:

@@ -83,7 +83,7 @@ def test_the_sweeper_builds_no_flask_app() -> None:
     ],
 )
 def test_the_service_layer_and_the_store_know_no_threads_or_web(module: str) -> None:
-    banned = {"flask", "werkzeug", "service.api", "service.threads", "service.app"}
+    banned = {"flask", "werkzeug", "service.api", "service.workers.threads", "service.app"}
     modules = imports_of(ROOT / module)
     assert not [m for m in modules if m in banned or m.split(".")[0] in banned]
 

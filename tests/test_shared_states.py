@@ -1,11 +1,11 @@
-"""The table of match states the workers of one host share (``service/shared_states.py``)."""
+"""The table of match states the workers of one host share (service/workers/shared_states.py)."""
 
 from __future__ import annotations
 
 import os
 import zlib
 
-from service.shared_states import HEADER_BYTES, SLOT_BYTES, SLOTS, StateTable
+from service.workers.shared_states import HEADER_BYTES, SLOT_BYTES, SLOTS, StateTable
 
 STATE = b'{"m": {"id": "abc"}, "t": ["d1", "d2"]}'
 

@@ -6,7 +6,7 @@ Before a stream or long-poll starts waiting it is admitted:
 
 - at most ``MAX_STREAMS_PER_ADDRESS`` (default 64; 0: no cap) open at once from one client
   address over the whole server (``request.remote_addr``: behind ``TRUSTED_PROXIES``, the
-  forwarded address), counted across the workers in :mod:`service.slots`; beyond it a 429
+  forwarded address), counted across the workers in :mod:`service.workers.slots`; beyond it a 429
   ``too-many-streams``;
 - at most ``MAX_STREAMS_PER_WORKER`` (default 4000) open in one worker process; beyond it a
   503 ``server-busy``, which a load balancer or client retries elsewhere.
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from flask import current_app, request
 
-from service import slots
 from service.config import Settings
-from service.threads import deadline
+from service.workers import slots
+from service.workers.threads import deadline
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -15,6 +15,7 @@ from service.api.fields import (
     WholeNumber,
     plain_text,
 )
+from service.config import Settings
 from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.game.scenarios import SCENARIOS
 from service.record import MAX_TURNS as MAX_RECORD_TURNS
@@ -139,8 +140,8 @@ class CreateMatchSchema(Schema):
             for name in TEST_FIELDS:
                 if name in data:
                     raise ValidationError(
-                        "only accepted in test mode (REFEREE_TEST_MODE=1) or with a sandbox "
-                        "app's key (REFEREE_SANDBOX_KEYS)",
+                        f"only accepted in test mode ({Settings.variable('test_mode')}=1) or "
+                        f"with a sandbox app's key ({Settings.variable('sandbox_keys')})",
                         name,
                     )
         if "from_record" in data:

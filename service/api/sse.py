@@ -3,7 +3,7 @@
 A stream writes what its follower (:mod:`service.fanout`) hands it, a batch a write, and a
 comment line when nothing happens for ``keepalive`` seconds. It ends when the follower's feed
 ends (``None``) or a batch is the last one, after ``lifetime`` seconds, within a second of the
-worker being told to stop (:data:`service.threads.shutting_down`), or as soon as the client
+worker being told to stop (:data:`service.workers.threads.shutting_down`), or as soon as the client
 leaves (its place under the caps of :mod:`service.api.connections` is then free again, not
 at the next write): the client reconnects with ``Last-Event-ID`` where it left off.
 """
@@ -23,7 +23,7 @@ from service.api.connections import StreamBody, Ticket
 from service.fanout import FeedLost
 from service.observability import STREAMS_OPEN
 from service.referee import StoreUnavailable
-from service.threads import shutting_down, when_closed
+from service.workers.threads import shutting_down, when_closed
 
 __all__ = ["RETRY_MILLISECONDS", "Followed", "event_stream", "sse_response"]
 

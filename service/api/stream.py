@@ -15,7 +15,7 @@ nothing happens for ``STREAM_KEEPALIVE_SECONDS`` (15 by default; see
 :class:`service.config.Settings`). The stream ends once the match is finished and its last
 event sent; asked again after that, it answers 204, which tells
 EventSource to stop reconnecting. It also ends after ``STREAM_MAX_SECONDS`` (600), and within
-a second of the worker being told to stop (:data:`service.threads.shutting_down`): either
+a second of the worker being told to stop (:data:`service.workers.threads.shutting_down`): either
 way the client reconnects where it left off.
 
 The stream is public: private details (a rack, drawn tiles) never travel on it. A player's

@@ -125,7 +125,8 @@ def send_test(webhook_id: str) -> Response:
     app = apps.required_app()
     if not apps.may_use_test_features(app):
         raise apps.TestFeaturesOff(
-            "test events need a sandbox app's key (REFEREE_SANDBOX_KEYS) or test mode"
+            f"test events need a sandbox app's key ({Settings.variable('sandbox_keys')}) "
+            "or test mode"
         )
     event_type = load_body(test_body)["type"]
     return jsonify(webhooks().send_test(app, webhook_id, event_type).public())

@@ -208,8 +208,9 @@ def _rules_of_options(options: tuple[tuple[str, Any], ...]) -> Rules:
 def _tiles(text: str) -> tuple[Any, ...]:
     """The tiles of a string of codes joined by spaces, as stored; worked out once per equal
     string: a worker decodes a match's state again after each commit another worker made
-    (``service.shared_states``), and most of it (the pool, the racks a draft leaves alone) is
-    the same text as the last time. A string that is no tiles raises, and nothing is kept."""
+    (``service.workers.shared_states``), and most of it (the pool, the racks a draft leaves
+    alone) is the same text as the last time. A string that is no tiles raises, and nothing is
+    kept."""
     if not isinstance(text, str):
         raise TypeError(f"tiles are stored as a string of codes, not {type(text).__name__}")
     return parse_tiles(text.split())

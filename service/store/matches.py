@@ -10,7 +10,7 @@ commit again when the first answer was lost: it is applied at most once. A worke
 last decoded state of recent matches; a move computed on it commits in that one round trip
 when it is still current (the script checks the version and the clock it was computed with).
 Under gunicorn the workers of a host also publish the states they commit to each other
-(``service.shared_states``), so a worker whose copy another worker made old computes on the
+(``service.workers.shared_states``), so a worker whose copy another worker made old computes on the
 newer one instead of having its commit refused. On a single Redis, the commits of concurrent
 requests share round trips: those that come while one is on its way go together in the next
 pipeline, each its own script with its own answer (``service.store.batching``).
@@ -31,7 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service import game, jsoncodec, shared_states
+from service import game, jsoncodec
 from service.config import Settings
 from service.game import Match
 from service.store.batching import Batcher
@@ -45,6 +45,7 @@ from service.store.scripts import COMMIT, DUE, LOAD, TIME, commit_argv, commit_k
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
 from service.store.values import Change, Loaded, Receipt, StoredEvent
+from service.workers import shared_states
 
 __all__ = ["MatchStore"]
 
@@ -172,7 +173,7 @@ class MatchStore:
 
     def _copy(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
         """The newest copy of the match on this host: this worker's, or a newer one another
-        worker published after its commit (``service.shared_states``)."""
+        worker published after its commit (``service.workers.shared_states``)."""
         entry = self._decoded.get(match_id)
         table = shared_states.current()
         if table is None:

@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 
 from service.app import create_app
-from service.threads import shutting_down
+from service.workers.threads import shutting_down
 from tests.support.contract import ContractClient
 from tests.support.records import check_every_finished_game
 

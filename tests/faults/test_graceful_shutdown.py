@@ -13,7 +13,8 @@ import time
 from service.store import Keys
 from tests.support.gunicorn_process import GunicornProcess, http_request
 
-PROMPT = 3.0  # seconds: a long wait ends within about one second of SIGTERM (service/threads.py)
+# seconds: a long wait ends within about one second of SIGTERM (service/workers/threads.py)
+PROMPT = 3.0
 
 
 def serving_a_match(redis_server, start_gunicorn) -> tuple[GunicornProcess, dict]:

@@ -1,5 +1,5 @@
 """Under gunicorn, the workers of one host share the states of their last commits
-(``service/shared_states.py``): a move that reaches a worker whose copy of the match another
+(``service/workers/shared_states.py``): a move that reaches a worker whose copy of the match another
 worker made old is still one commit script, not a refused commit and a second one."""
 
 from __future__ import annotations

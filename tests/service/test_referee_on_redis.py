@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from service import game, shared_states
+from service import game
 from service.config import Settings
 from service.game import NotYourTurn, PlayerSpec, Setup
 from service.referee import (
@@ -30,6 +30,7 @@ from service.referee import (
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
 from service.sweeper import Sweeper
+from service.workers import shared_states
 from tests.support.following import cut_while_following
 from tests.support.redis_process import RedisProcess
 

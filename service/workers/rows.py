@@ -1,9 +1,9 @@
 """Memory the gunicorn master maps before it forks, a row per worker (stdlib only).
 
-The base of the tables the workers of one host share (``service/slots.py``,
-``service/shared_states.py``): the master hands each worker about to be forked a free row, and
-empties a dead worker's row (even one killed by SIGKILL) before it goes to a replacement. Each
-worker writes only its own row, so no lock is shared between processes.
+The base of the tables the workers of one host share (``slots.py``, ``shared_states.py``): the
+master hands each worker about to be forked a free row, and empties a dead worker's row (even
+one killed by SIGKILL) before it goes to a replacement. Each worker writes only its own row, so
+no lock is shared between processes.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ its state, so a reader never takes a state that was half written: it reads nothi
 What a reader takes is only a copy to compute on: the commit script still checks the version,
 as for any worker's own copy.
 
-This module imports only the standard library (and ``service.worker_rows``, which does
+This module imports only the standard library (and ``service.workers.rows``, which does
 too): the master loads it before gevent patches anything.
 """
 
@@ -31,7 +31,7 @@ import struct
 import threading
 import zlib
 
-from service.worker_rows import WorkerRows
+from service.workers.rows import WorkerRows
 
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
 

@@ -13,7 +13,7 @@ Two workers admitting the same address at the same instant may each see one belo
 the cap may be passed by at most one stream per other worker. Addresses whose CRCs share a
 bucket share a count; with 65,536 buckets that takes many thousands of busy addresses.
 
-This module imports only the standard library (and ``service.worker_rows``, which does
+This module imports only the standard library (and ``service.workers.rows``, which does
 too): the master loads it before gevent patches anything.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import zlib
 
-from service.worker_rows import WorkerRows
+from service.workers.rows import WorkerRows
 
 __all__ = ["BUCKETS", "SlotTable", "current", "current_table", "install"]
 
