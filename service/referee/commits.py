@@ -74,6 +74,7 @@ def change_of(
         check_clock=not loaded.fresh,
         receipt=receipt,
         guarded=guarded,
+        read_at=loaded.read_at,
     )
 
 

@@ -9,6 +9,15 @@ pipeline, hands each caller its own answer, and passes the lead to the first cal
 queued while it was sending. Nobody waits for a batch to fill: a caller alone is sent at once,
 and a batch is whatever piled up during the previous round trip.
 
+Up to ``in_flight`` batches may be on their way at once, each on a connection of its own: while
+they are, callers queue, and when one comes back the first caller queued leads the next. With
+one, the commits that queued while a batch waited for its answer waited for it to come back,
+for the worker to get round to reading it, and only then were sent: behind a Redis that
+fsyncs before it answers (``appendfsync always``, what ``make run`` ships) a commit waited for
+up to two fsyncs and the worker's delay between them. Redis runs everything that has arrived
+in one turn of its event loop before one fsync, so a second batch sent meanwhile shares the
+next fsync with whatever else is waiting there.
+
 Each caller gets exactly what its call alone would have given: its own answer, or its own
 error. An error of the whole round trip (a lost connection, a timeout) is every caller's, as
 it would have been had each sent alone. When the leader itself is interrupted (its greenlet
@@ -57,7 +66,8 @@ class Batcher(Generic[Item, Answer]):
 
     ``send(items)`` makes one round trip for ``items`` and answers one entry per item, in
     order: the item's answer, or the exception that is the item's error. An exception it
-    raises is every item's error. At most ``most`` items go in one batch.
+    raises is every item's error. At most ``most`` items go in one batch, and at most
+    ``in_flight`` batches are on their way at once.
     """
 
     def __init__(
@@ -67,16 +77,20 @@ class Batcher(Generic[Item, Answer]):
         interrupted: Callable[[], BaseException],
         most: int = 32,
         gather: Callable[[], None] | None = None,
+        in_flight: int = 1,
     ) -> None:
         if most < 1:
             raise ValueError("a batch holds at least one call")
+        if in_flight < 1:
+            raise ValueError("at least one batch is on its way at a time")
         self._send = send
         self._interrupted = interrupted
         self._gather = gather
         self.most = most
+        self.in_flight = in_flight
         self._lock = threading.Lock()
         self._queue: list[_Call[Item, Answer]] = []
-        self._leading = False  # a caller is sending a batch (the queue waits for it)
+        self._leaders = 0  # callers leading a batch now (the queue waits for one of them)
         self.batches = 0  # round trips made, and the calls they carried (read by the tests)
         self.calls = 0
 
@@ -84,10 +98,12 @@ class Batcher(Generic[Item, Answer]):
         """Send ``item`` (with whatever else is waiting) and answer its own outcome."""
         call: _Call[Item, Answer] = _Call(item)
         with self._lock:
-            self._queue.append(call)
-            fresh = not self._leading
+            # With a leader gathering its batch (the queue is not empty) this call joins it.
+            fresh = not self._queue and self._leaders < self.in_flight
             if fresh:
-                self._leading = call.leads = True
+                self._leaders += 1
+                call.leads = True
+            self._queue.append(call)
         if not fresh:
             try:
                 call.turn.wait()
@@ -101,8 +117,8 @@ class Batcher(Generic[Item, Answer]):
 
     @property
     def sending(self) -> bool:
-        """Whether a batch is on its way now (calls made meanwhile queue behind it)."""
-        return self._leading
+        """Whether a batch is on its way now (calls made meanwhile may queue behind it)."""
+        return self._leaders > 0
 
     def waiting(self) -> int:
         """How many calls are queued behind the batch being sent."""
@@ -119,6 +135,9 @@ class Batcher(Generic[Item, Answer]):
             with self._lock:
                 batch = self._queue[: self.most]  # ``call`` first: it heads the queue
                 del self._queue[: self.most]
+                if self._queue and self._leaders < self.in_flight:  # more than one batch's
+                    self._leaders += 1
+                    self._hand_lead()
             answers = list(self._send([queued.item for queued in batch]))
             if len(answers) != len(batch):
                 raise RuntimeError(f"{len(answers)} answers to a batch of {len(batch)} calls")
@@ -163,11 +182,15 @@ class Batcher(Generic[Item, Answer]):
                 return
 
     def _pass_lead(self) -> None:
-        """The first call queued leads the next batch; with none, nobody leads (under the
-        lock)."""
-        if self._queue:
-            following = self._queue[0]
-            following.leads = True
-            following.turn.set()
+        """A leader is done: the first call queued leads the next batch in its place, unless
+        it leads already; else there is one leader fewer (under the lock)."""
+        if self._queue and not self._queue[0].leads:
+            self._hand_lead()
         else:
-            self._leading = False
+            self._leaders -= 1
+
+    def _hand_lead(self) -> None:
+        """The first call queued leads the next batch (under the lock)."""
+        following = self._queue[0]
+        following.leads = True
+        following.turn.set()

@@ -41,7 +41,16 @@ from service.store.eventlog import EventLog
 from service.store.keys import SHARDS, Keys, shard_tag, tag_of
 from service.store.listing import EXPIRE_IDLE, Listings, Page, indexed
 from service.store.outage import Outage
-from service.store.scripts import COMMIT, DUE, LOAD, TIME, commit_argv, commit_keys, receipt_of
+from service.store.scripts import (
+    CLOCK_ARG,
+    COMMIT,
+    DUE,
+    LOAD,
+    TIME,
+    commit_argv,
+    commit_keys,
+    receipt_of,
+)
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
 from service.store.values import Change, Loaded, Receipt, StoredEvent
@@ -53,6 +62,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 COMMIT_SENDS = 2  # a commit whose answer was lost is sent once more (the script knows it)
+COMMIT_BATCHES = 2  # batches of commits on their way at once (service.store.batching)
 _FAILURES = (RedisError, RedisClusterException)
 _NO_ANSWER = (RedisConnectionError, RedisTimeoutError)
 
@@ -116,6 +126,7 @@ class MatchStore:
                 self._send_together,
                 interrupted=_interrupted,
                 gather=_let_others_run,
+                in_flight=COMMIT_BATCHES,
             )
 
     @classmethod
@@ -168,8 +179,10 @@ class MatchStore:
         clock = self._clock
         if entry is None or clock is None:
             return None
-        now = clock[0] + (time.monotonic() - clock[1])
-        return Loaded(entry[0], entry[1], now, fresh=False)
+        read_at = time.monotonic()
+        return Loaded(
+            entry[0], entry[1], clock[0] + (read_at - clock[1]), fresh=False, read_at=read_at
+        )
 
     def _copy(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
         """The newest copy of the match on this host: this worker's, or a newer one another
@@ -286,11 +299,14 @@ class MatchStore:
         )
         argv = commit_argv(change, keys, ttl=ttl, receipts_ttl=self.idempotency_ttl, listed=listed)
         script_keys = commit_keys(change, keys, listed)
+        clock = (change.now, change.read_at) if change.check_clock and change.read_at else None
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
         for attempt in range(COMMIT_SENDS):
             try:
-                answer, replicated = self._send(script_keys, argv, keys, first=attempt == 0)
+                answer, replicated = self._send(
+                    script_keys, argv, keys, first=attempt == 0, clock=clock
+                )
             except _NO_ANSWER as error:
                 # Sent, and maybe run: only the same commit may go again (the script
                 # recognises it), never a new one computed on top of it; and only after a
@@ -425,13 +441,22 @@ class MatchStore:
         raise AssertionError("unreachable")
 
     def _send(
-        self, script_keys: list[str], argv: list[Any], keys: Keys, *, first: bool
+        self,
+        script_keys: list[str],
+        argv: list[Any],
+        keys: Keys,
+        *,
+        first: bool,
+        clock: tuple[float, float] | None = None,
     ) -> tuple[Any, int]:
         """Run the commit script (``first``: not a commit sent again after a lost answer);
-        answer its answer and how many replicas acknowledged it (-1: none was waited for)."""
+        answer its answer and how many replicas acknowledged it (-1: none was waited for).
+        ``clock``: the estimate the change was computed at and when it was made (see
+        :meth:`_Sending.stamped`)."""
         replicas = wait_replicas(self.settings, self.topology.replicas_of(keys.state))
         if self.commits is not None:
-            return self.commits(_Sending(script_keys, argv, replicas, first))
+            return self.commits(_Sending(script_keys, argv, replicas, first, clock))
+        argv = _Sending(script_keys, argv, replicas, first, clock).stamped()
         if replicas <= 0:
             return self.topology.eval(COMMIT, script_keys, argv), -1
         return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
@@ -454,7 +479,7 @@ class MatchStore:
             if closed is not None and sending.first:
                 answers[at] = closed
         if going:
-            runs = [(sendings[at].keys, sendings[at].argv) for at in going]
+            runs = [(sendings[at].keys, sendings[at].stamped()) for at in going]
             replicas = max(sendings[at].replicas for at in going)
             results, replicated = self.topology.eval_together(COMMIT, runs, replicas=replicas)
             for at, result in zip(going, results, strict=True):
@@ -525,6 +550,22 @@ class _Sending:
     argv: list[Any]
     replicas: int
     first: bool
+    clock: tuple[float, float] | None = None  # the change's clock estimate, and when it was made
+
+    def stamped(self) -> list[Any]:
+        """The arguments as sent now. A change computed on the worker's copy carries the
+        worker's estimate of the shared clock, which Redis checks against its own; it goes
+        moved on by the time the worker held it since (the request's turn at the processor,
+        the queue behind a batch on its way), so that only the estimate's own error and the
+        trip to Redis count against the tolerance. Checked as it was computed, a commit that
+        had waited 100 ms behind another batch's fsync was refused, loaded again and sent a
+        second time (a second fsync), and under load more of them waited that long."""
+        if self.clock is None:
+            return self.argv
+        now, read_at = self.clock
+        argv = list(self.argv)
+        argv[CLOCK_ARG] = repr(now + (time.monotonic() - read_at))
+        return argv
 
 
 def _let_others_run() -> None:

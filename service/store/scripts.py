@@ -7,7 +7,8 @@ then the listing index keys the match belongs in. ARGV: 1 the version it replace
 new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none:
 the Idempotency-Key, a newline, the receipt sealed by :func:`service.store.archive.seal`),
 6 the receipts' TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
-10 the clock the change was computed at ('' not to check), 11 how far off that clock may be,
+10 the clock the change was computed at, moved on by the time the worker held it before sending
+(``CLOCK_ARG``; '' not to check), 11 how far off that clock may be,
 12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
 anonymous match), when the match expires ('' never) and each index key's score, then the
 app's notifications (:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Answers:
@@ -36,6 +37,7 @@ from service.store.outbox import NOTIFY_LUA, notify_args
 from service.store.values import Change, Receipt
 
 __all__ = [
+    "CLOCK_ARG",
     "CLOCK_TOLERANCE",
     "COMMIT",
     "DUE",
@@ -47,6 +49,7 @@ __all__ = [
 ]
 
 CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
+CLOCK_ARG = 9  # where ARGV holds that clock (0-based): the store moves it on as it sends
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
 # in the seat's hash, and keep the hash ``ttl`` seconds from now.

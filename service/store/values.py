@@ -19,13 +19,15 @@ class Loaded:
     """A match as stored, the seats' token digests, and the shared clock (Redis ``TIME``).
 
     ``fresh`` is False for a worker's cached copy, whose version may be behind and whose
-    clock is an estimate: a commit computed on it is checked against both.
+    clock is an estimate: a commit computed on it is checked against both. ``read_at`` is when
+    that estimate was made, on the worker's monotonic clock (0: not known).
     """
 
     match: Match
     seats: tuple[str, ...]
     now: float
     fresh: bool = True
+    read_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,10 @@ _commit_ids = _CommitIds()
 class Change:
     """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
     match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
-    request that named the version it was computed on (``If-Match``) when ``guarded``."""
+    request that named the version it was computed on (``If-Match``) when ``guarded``.
+    ``check_clock``: ``now`` is the worker's estimate, made at ``read_at`` on its monotonic
+    clock (0: not known); the commit sends it moved on by the time since, and Redis refuses
+    it when that is off its own clock by more than the tolerance."""
 
     before: int | None
     match: Match
@@ -74,6 +79,7 @@ class Change:
     receipt: tuple[int, str, Receipt] | None = None
     guarded: bool = False
     commit_id: str = field(default_factory=_commit_ids)
+    read_at: float = 0.0
 
 
 @dataclass(frozen=True)

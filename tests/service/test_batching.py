@@ -230,6 +230,94 @@ def test_the_first_caller_lets_the_others_join_before_it_sends() -> None:
 def test_the_batcher_refuses_an_empty_batch_size() -> None:
     with pytest.raises(ValueError):
         Batcher(lambda items: list(items), interrupted=interrupted, most=0)
+    with pytest.raises(ValueError):
+        Batcher(lambda items: list(items), interrupted=interrupted, in_flight=0)
+
+
+class HeldGates:
+    """A ``send`` that records each batch and holds every batch until opened, counting the
+    batches on their way at once."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.open = threading.Event()
+        self.out = 0
+        self.most_out = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, items: Sequence[int]) -> list[int]:
+        with self.lock:
+            self.batches.append(list(items))
+            self.out += 1
+            self.most_out = max(self.most_out, self.out)
+        assert self.open.wait(10)
+        with self.lock:
+            self.out -= 1
+        return [item * 7 for item in items]
+
+    def wait_for_batches(self, count: int) -> None:
+        deadline = time.monotonic() + 10
+        while len(self.batches) < count and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, 3])
+def test_up_to_in_flight_batches_go_at_once_and_the_rest_queue(in_flight: int) -> None:
+    # Each of the first in_flight callers sends at once, its batch on its way while the others
+    # are (before, a second waited for the first to come back); the callers after them queue
+    # and go together when one comes back.
+    gates = HeldGates()
+    batcher: Batcher[int, int] = Batcher(gates, interrupted=interrupted, in_flight=in_flight)
+    outcomes: dict[int, Any] = {}
+
+    def call(item: int) -> None:
+        outcomes[item] = batcher(item)
+
+    first = [threading.Thread(target=call, args=(100 + n,)) for n in range(in_flight)]
+    for number, thread in enumerate(first, 1):
+        thread.start()
+        gates.wait_for_batches(number)  # sent at once, the others still out
+    assert gates.batches == [[100 + n] for n in range(in_flight)]
+    later = [threading.Thread(target=call, args=(item,)) for item in range(1, 6)]
+    for thread in later:
+        thread.start()
+    return_when_queued(batcher, 5)
+    assert len(gates.batches) == in_flight  # no more than in_flight batches are out
+    gates.open.set()
+    outcomes_after(first + later, outcomes)
+    assert outcomes == {
+        item: item * 7 for item in [100 + n for n in range(in_flight)] + [1, 2, 3, 4, 5]
+    }
+    assert gates.most_out == in_flight
+    assert sorted(gates.batches[in_flight]) == [1, 2, 3, 4, 5]  # the queued ones together
+    assert len(gates.batches) == in_flight + 1
+    assert not batcher.sending and batcher.waiting() == 0
+
+
+def test_callers_beyond_a_batch_start_the_next_while_a_batch_is_free() -> None:
+    # Eight queued behind one batch, at most three a batch, two out at once: when the first
+    # comes back, its caller's successor takes three and hands the next three to another
+    # leader at once, since a second batch may be out.
+    gates = HeldGates()
+    batcher: Batcher[int, int] = Batcher(gates, interrupted=interrupted, most=3, in_flight=2)
+    outcomes: dict[int, Any] = {}
+    threads = [threading.Thread(target=lambda: outcomes.update({0: batcher(0)}))]
+    threads[0].start()
+    gates.wait_for_batches(1)
+    blocker = threading.Thread(target=lambda: outcomes.update({99: batcher(99)}))
+    blocker.start()
+    gates.wait_for_batches(2)
+    for item in range(1, 9):
+        thread = threading.Thread(target=lambda item=item: outcomes.update({item: batcher(item)}))
+        threads.append(thread)
+        thread.start()
+    return_when_queued(batcher, 8)
+    gates.open.set()
+    outcomes_after([*threads, blocker], outcomes)
+    assert outcomes == {item: item * 7 for item in [*range(9), 99]}
+    assert sorted(len(batch) for batch in gates.batches[2:]) == [2, 3, 3]
+    assert gates.most_out == 2
+    assert not batcher.sending and batcher.waiting() == 0
 
 
 # -- the store's commits, against a real Redis -------------------------------------------------
@@ -271,6 +359,7 @@ def commits_pile_up_then_share_a_round_trip(server: RedisProcess) -> None:
     referee = Referee(MatchStore.open(Settings(redis_url=server.url, redis_socket_timeout=5.0)))
     commits = referee.store.commits
     assert commits is not None
+    commits.in_flight = 1  # one batch on its way at a time: the rest queue behind it (below)
     first = drafted(referee, set_up(referee)[0])
     matches = [set_up(referee)[0] for _ in range(16)]
     changes = [drafted(referee, match_id) for match_id in matches]
