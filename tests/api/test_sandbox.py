@@ -145,3 +145,33 @@ def test_webhook_test_events_need_a_sandbox_key_on_a_production_server(client) -
         "/v1/webhooks/wh_0123456789abcdef/test", json=body, headers=key(SANDBOX)
     )
     assert sandboxed.status_code == 404  # past the gate: this app has no such webhook
+
+
+class TestInTestMode:
+    """On a test server every caller may use the test features; apps still keep apart."""
+
+    @pytest.fixture
+    def app_overrides(self) -> dict[str, Any]:
+        return {
+            "test_mode": True,
+            "api_keys": f"mobile={LIVE}",
+            "sandbox_keys": f"mobile-sandbox={SANDBOX}",
+        }
+
+    def test_a_live_key_and_no_key_may_use_them_too(self, client) -> None:
+        assert create(client, LIVE, setup=SETUP).status_code == 201
+        assert create(client, None, seed=7).status_code == 201
+
+    def test_sandbox_and_live_apps_never_see_each_others_webhooks(self, client) -> None:
+        url = "http://127.0.0.1:9/hook"
+        live = client.post("/v1/webhooks", json={"url": url}, headers=key(LIVE)).get_json()
+        sandboxed = client.post("/v1/webhooks", json={"url": url}, headers=key(SANDBOX)).get_json()
+        for app_key, own, other in ((LIVE, live, sandboxed), (SANDBOX, sandboxed, live)):
+            listed = client.get("/v1/webhooks", headers=key(app_key)).get_json()["webhooks"]
+            assert [hook["id"] for hook in listed] == [own["id"]]
+            assert (
+                client.get(f"/v1/webhooks/{other['id']}", headers=key(app_key)).status_code == 404
+            )
+            assert client.post(
+                f"/v1/webhooks/{other['id']}/ping", headers=key(app_key)
+            ).status_code == (404)
