@@ -57,20 +57,7 @@ from service.game.lifecycle import (
     require_human,
 )
 from service.game.match import MAX_REF_LENGTH, MAX_TURN_SECONDS, from_setup, new_match, next_game
-from service.game.state import (
-    CanPlay,
-    Ending,
-    Event,
-    EventType,
-    GameResult,
-    Match,
-    Player,
-    PlayerSpec,
-    Setup,
-    Status,
-    Table,
-    Transition,
-)
+from service.game.state import *  # the match and its values: state.__all__
 from service.game.timers import advance_clock, draft_changes_table, settle
 from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
 from service.game.views import owner_view, private_view, public_view, summary

@@ -15,18 +15,7 @@ Errors are drawn in :mod:`service.record.errors`.
 from service.record.errors import RecordError, RecordFormatError, RecordIncomplete
 from service.record.export import NotRecorded, position_view, record_of, redacted, setup_at
 from service.record.jsonform import MAX_TURNS, from_json, result_to_json, to_json
-from service.record.model import (
-    FORMAT,
-    HIDDEN,
-    Action,
-    By,
-    Deal,
-    FirstDraw,
-    Record,
-    RecordPlayer,
-    Result,
-    Turn,
-)
+from service.record.model import *  # the record's values: model.__all__
 from service.record.replay import (
     Finding,
     Position,

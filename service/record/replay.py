@@ -14,18 +14,17 @@ cannot answer in time is a finding (``pass_unproven``, ``stalemate_unproven``), 
 
 from __future__ import annotations
 
-import enum
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from service import game
 from service.game import Ending, Match, PlayerSpec, Setup, Status
 from service.game.deal import HAND_SIZE
 from service.game.ending import stalemate
 from service.record.errors import RecordFormatError, RecordIncomplete
+from service.record.findings import Finding, Position, RecordFault, Verdict, finding
 from service.record.model import Action, By, Record, Result, Turn
 from service.rules import (
     FirstPlayerJoker,
@@ -55,80 +54,6 @@ SOLVER_BUDGET = 10.0  # seconds of solver time one verification may spend in all
 SEARCH_BUDGET = 3.0  # ... and one search
 TIME_SLACK = 0.001  # seconds: a timeout recorded this much before its deadline still counts
 RECORD_ID = "record"
-
-
-class RecordFault(enum.Enum):
-    """What a record gets wrong beyond a refused play; the value is the stable code."""
-
-    DEAL_NOT_TILE_SET = "deal_not_tile_set"
-    DEAL_RACK_SIZE = "deal_rack_size"
-    DEAL_NOT_FROM_BOX = "deal_table_not_empty"
-    FIRST_PLAYER_DRAW_WRONG = "first_player_draw_wrong"
-    NOT_YOUR_TURN = "not_your_turn"
-    WRONG_ACTOR = "wrong_actor"
-    TIME_OUT_OF_ORDER = "time_out_of_order"
-    DEADLINE_PASSED = "deadline_passed"
-    TIMEOUT_BEFORE_DEADLINE = "timeout_before_deadline"
-    TIMEOUT_WITHOUT_LIMIT = "timeout_without_time_limit"
-    PLACED_WRONG = "placed_tiles_wrong"
-    DRAW_NOT_FROM_POOL = "draw_not_from_pool"
-    POOL_EMPTY = "pool_empty"
-    POOL_NOT_EMPTY = "pool_not_empty"
-    PASS_REFUSED = "pass_refused"
-    PASS_UNPROVEN = "pass_unproven"
-    SEAT_IS_BOT = "seat_is_bot"
-    TURN_AFTER_GAME_END = "turn_after_game_end"
-    GAME_NOT_OVER = "game_not_over"
-    STALEMATE_UNPROVEN = "stalemate_unproven"
-    RESULT_MISSING = "result_missing"
-    RESULT_WRONG = "result_wrong"
-    SCORE_WRONG = "score_wrong"
-    RACKS_WRONG = "racks_left_wrong"
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One thing wrong: a stable code, a human sentence, and the tiles and numbers it names."""
-
-    code: str
-    message: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON form, as a refused play's violations are answered."""
-        return {"code": self.code, "message": self.message, "params": dict(self.params)}
-
-
-def _finding(fault: RecordFault, message: str, **params: Any) -> Finding:
-    return Finding(fault.value, message, params)
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What verification found: ``valid``, or the first wrong ``turn`` (0: the deal; ``None``:
-    the result) with its findings; ``result`` is the result the rules give, once known."""
-
-    valid: bool
-    turn: int | None = None
-    violations: tuple[Finding, ...] = ()
-    result: Result | None = None
-
-    @property
-    def part(self) -> str | None:
-        """Which part is wrong: ``"deal"``, ``"turn"`` or ``"result"`` (``None``: valid)."""
-        if self.valid:
-            return None
-        return "result" if self.turn is None else "deal" if self.turn == 0 else "turn"
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """The game after turn ``turn``: the match as the game core holds it, and its result
-    once over."""
-
-    turn: int
-    match: Match
-    result: Result | None
 
 
 class _Budget:
@@ -191,7 +116,7 @@ def _deal_findings(record: Record) -> list[Finding]:
     if dealt != box:
         missing, extra = box - dealt, dealt - box
         findings.append(
-            _finding(
+            finding(
                 RecordFault.DEAL_NOT_TILE_SET,
                 f"the deal is not the {record.rules.tile_set.value} set: "
                 f"missing {' '.join(_codes(missing)) or 'nothing'}, "
@@ -203,7 +128,7 @@ def _deal_findings(record: Record) -> list[Finding]:
     for seat, rack in enumerate(deal.racks):
         if len(rack) != HAND_SIZE:
             findings.append(
-                _finding(
+                finding(
                     RecordFault.DEAL_RACK_SIZE,
                     f"seat {seat} was dealt {len(rack)} tiles, not {HAND_SIZE}",
                     seat=seat,
@@ -213,7 +138,7 @@ def _deal_findings(record: Record) -> list[Finding]:
             )
     if deal.table or deal.melded:
         findings.append(
-            _finding(
+            finding(
                 RecordFault.DEAL_NOT_FROM_BOX,
                 "a game starts with an empty table and nobody melded (this one was set up)",
             )
@@ -249,7 +174,7 @@ def _first_draw_findings(record: Record) -> list[Finding]:
 
 
 def _first_draw_wrong(message: str) -> Finding:
-    return _finding(RecordFault.FIRST_PLAYER_DRAW_WRONG, f"the first-player draw: {message}")
+    return finding(RecordFault.FIRST_PLAYER_DRAW_WRONG, f"the first-player draw: {message}")
 
 
 def _codes(tiles: Counter[Tile]) -> list[str]:
@@ -268,11 +193,11 @@ class _Wrong(Exception):
 def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> Match:
     """The match after ``turn``; raise :class:`_Wrong` with what is wrong with it."""
     if match.status is not Status.PLAYING:
-        raise _Wrong([_finding(RecordFault.TURN_AFTER_GAME_END, "the game was already over")])
+        raise _Wrong([finding(RecordFault.TURN_AFTER_GAME_END, "the game was already over")])
     if turn.at < last_at:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.TIME_OUT_OF_ORDER,
                     f"it ended at {turn.at}, before the turn before it ({last_at})",
                     at=turn.at,
@@ -284,7 +209,7 @@ def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> 
     if turn.action is not Action.TIMEOUT and deadline is not None and turn.at >= deadline:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.DEADLINE_PASSED,
                     f"seat {match.current_seat}'s turn ran out at {deadline}, before this",
                     seat=match.current_seat,
@@ -297,7 +222,7 @@ def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> 
     if turn.seat != match.current_seat:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.NOT_YOUR_TURN,
                     f"it was seat {match.current_seat}'s turn, not seat {turn.seat}'s",
                     seat=turn.seat,
@@ -315,7 +240,7 @@ def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> 
     if turn.by is not expected:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.WRONG_ACTOR,
                     f"this turn is the {expected.value}'s, not the {turn.by.value}'s",
                     by=turn.by.value,
@@ -342,7 +267,7 @@ def _play(match: Match, turn: Turn) -> Match:
     if Counter(turn.placed) != Counter(added):
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.PLACED_WRONG,
                     f"the play placed {' '.join(added)}, not {' '.join(turn.placed) or 'nothing'}",
                     tiles=list(added),
@@ -355,7 +280,7 @@ def _play(match: Match, turn: Turn) -> Match:
 
 def _draw(match: Match, turn: Turn) -> Match:
     if not match.pool:
-        raise _Wrong([_finding(RecordFault.POOL_EMPTY, "the pool was empty: nothing to draw")])
+        raise _Wrong([finding(RecordFault.POOL_EMPTY, "the pool was empty: nothing to draw")])
     _check_drawn(match, turn, 1)
     return game.draw(match, turn.seat, now=turn.at).match
 
@@ -365,7 +290,7 @@ def _check_drawn(match: Match, turn: Turn, count: int) -> None:
     if list(turn.drawn) != expected:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.DRAW_NOT_FROM_POOL,
                     f"the pool's next {'tile was' if len(expected) == 1 else 'tiles were'} "
                     f"{' '.join(expected) or 'none'}, not {' '.join(turn.drawn) or 'none'}",
@@ -380,7 +305,7 @@ def _pass(match: Match, turn: Turn, budget: _Budget | None) -> Match:
     if match.pool:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.POOL_NOT_EMPTY,
                     f"the pool still held {len(match.pool)} tiles: a pass needs an empty pool",
                     pool_count=len(match.pool),
@@ -392,12 +317,12 @@ def _pass(match: Match, turn: Turn, budget: _Budget | None) -> Match:
         transition = game.pass_turn(match, turn.seat, now=turn.at, can_play=checker)
     except game.PassRefused:
         raise _Wrong(
-            [_finding(RecordFault.PASS_REFUSED, "a legal play existed: a pass was not allowed")]
+            [finding(RecordFault.PASS_REFUSED, "a legal play existed: a pass was not allowed")]
         ) from None
     if budget is not None and budget.gave_up:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.PASS_UNPROVEN,
                     "the referee could not decide in its time budget whether a play existed",
                 )
@@ -410,12 +335,12 @@ def _timeout(match: Match, turn: Turn) -> Match:
     deadline = match.turn_deadline
     if deadline is None:
         raise _Wrong(
-            [_finding(RecordFault.TIMEOUT_WITHOUT_LIMIT, "the game's turns have no time limit")]
+            [finding(RecordFault.TIMEOUT_WITHOUT_LIMIT, "the game's turns have no time limit")]
         )
     if turn.at < deadline - TIME_SLACK:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.TIMEOUT_BEFORE_DEADLINE,
                     f"the turn ran out at {deadline}, not at {turn.at}",
                     deadline=deadline,
@@ -436,7 +361,7 @@ def _leave(match: Match, turn: Turn) -> Match:
     if turn.by is not By.PLAYER:
         raise _Wrong(
             [
-                _finding(
+                finding(
                     RecordFault.WRONG_ACTOR,
                     f"a seat is left by its player, not the {turn.by.value}",
                     by=turn.by.value,
@@ -446,7 +371,7 @@ def _leave(match: Match, turn: Turn) -> Match:
         )
     if match.players[turn.seat].bot:
         raise _Wrong(
-            [_finding(RecordFault.SEAT_IS_BOT, f"seat {turn.seat} is played by a bot already")]
+            [finding(RecordFault.SEAT_IS_BOT, f"seat {turn.seat} is played by a bot already")]
         )
     return game.leave(match, turn.seat, now=turn.at).match
 
@@ -481,7 +406,7 @@ def _declared_stalemate(match: Match, stated: Result, at: float, budget: _Budget
         or match.rules.stalemate_end is not proven[stated.ending]
     ):
         raise _Wrong(
-            [_finding(RecordFault.GAME_NOT_OVER, "the game was not over after the last turn")]
+            [finding(RecordFault.GAME_NOT_OVER, "the game was not over after the last turn")]
         )
     seats = (
         range(len(match.players))
@@ -494,7 +419,7 @@ def _declared_stalemate(match: Match, stated: Result, at: float, budget: _Budget
         if found is None:
             raise _Wrong(
                 [
-                    _finding(
+                    finding(
                         RecordFault.STALEMATE_UNPROVEN,
                         "the referee could not prove in its time budget that nobody could play",
                     )
@@ -503,7 +428,7 @@ def _declared_stalemate(match: Match, stated: Result, at: float, budget: _Budget
         if found:
             raise _Wrong(
                 [
-                    _finding(
+                    finding(
                         RecordFault.GAME_NOT_OVER,
                         f"seat {seat} could still play: the game was not over",
                         seat=seat,
@@ -520,7 +445,7 @@ def _result_findings(stated: Result, expected: Result) -> list[Finding]:
     given = (expected.reason, expected.ending, expected.winner)
     if said != given:
         findings.append(
-            _finding(
+            finding(
                 RecordFault.RESULT_WRONG,
                 f"the game ended {expected.ending} ({expected.reason}), won by "
                 f"{'nobody' if expected.winner is None else f'seat {expected.winner}'}",
@@ -531,7 +456,7 @@ def _result_findings(stated: Result, expected: Result) -> list[Finding]:
         )
     if stated.scores != expected.scores:
         findings.append(
-            _finding(
+            finding(
                 RecordFault.SCORE_WRONG,
                 f"the scores are {' '.join(map(str, expected.scores))}, "
                 f"not {' '.join(map(str, stated.scores))}",
@@ -541,7 +466,7 @@ def _result_findings(stated: Result, expected: Result) -> list[Finding]:
     stated_racks = [Counter(rack) for rack in stated.racks]
     if stated_racks != [Counter(rack) for rack in expected.racks]:
         findings.append(
-            _finding(
+            finding(
                 RecordFault.RACKS_WRONG,
                 "the racks left are not those the turns leave",
                 racks=[list(rack) for rack in expected.racks],
@@ -590,7 +515,7 @@ def verify(
     if expected is None:
         return Verdict(True)
     if stated is None:
-        missing = _finding(RecordFault.RESULT_MISSING, "the game is over: its result is missing")
+        missing = finding(RecordFault.RESULT_MISSING, "the game is over: its result is missing")
         return Verdict(False, None, (missing,), expected)
     findings = _result_findings(stated, expected)
     return Verdict(not findings, None, tuple(findings), expected)

@@ -26,26 +26,17 @@ The owner's use cases (an app's key): :meth:`Referee.list_matches`, :meth:`~Refe
 :meth:`~Referee.leave`, :meth:`~Referee.cancel`, :meth:`~Referee.rematch`.
 """
 
+from service.referee import errors
 from service.referee.answers import NO_GUARDS, Created, Guards, Idempotency, Moved, Rematched
 from service.referee.commits import MAX_ATTEMPTS
-from service.referee.errors import (
-    BadToken,
-    Busy,
-    HintsOff,
-    IdempotencyMismatch,
-    MatchNotFound,
-    NotOwner,
-    RefereeError,
-    SeatRequired,
-    StaleVersion,
-    TokenForAnotherMatch,
-)
+from service.referee.errors import *  # the refusals: errors.__all__, pinned there
 from service.referee.records import Archived, RecordNotFound, Records, TurnNotFound
 from service.referee.searches import Runner, SteppingAside, run_inline
 from service.referee.usecases import LAST_EVENTS, Action, Referee
 from service.store import BadCursor, OutcomeUnknown, StoreUnavailable
 
 __all__ = [
+    *errors.__all__,
     "Archived",
     "RecordNotFound",
     "Records",
@@ -55,25 +46,15 @@ __all__ = [
     "NO_GUARDS",
     "Action",
     "BadCursor",
-    "BadToken",
-    "Busy",
     "Created",
     "Guards",
-    "HintsOff",
     "Idempotency",
-    "IdempotencyMismatch",
-    "MatchNotFound",
     "Moved",
-    "NotOwner",
     "OutcomeUnknown",
     "Referee",
-    "RefereeError",
     "Rematched",
     "Runner",
-    "SeatRequired",
-    "StaleVersion",
     "SteppingAside",
     "StoreUnavailable",
-    "TokenForAnotherMatch",
     "run_inline",
 ]
