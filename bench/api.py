@@ -45,12 +45,10 @@ median over the rounds.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import random
 import resource
-import runpy
 import shutil
 import subprocess
 import sys
@@ -65,7 +63,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support.http import Client  # noqa: E402
 from bench.support.processes import children, cpu_seconds  # noqa: E402
+from bench.support.servers import start_gunicorn, stop, worker_class, workers  # noqa: E402
 from service.rules import COLOURS, full_set  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
@@ -335,7 +335,7 @@ def main() -> int:
         port = free_port()
         gunicorn = start_gunicorn(port, redis_server.url, folder / "gunicorn.log")
         stack.callback(stop, gunicorn)
-        api = Api(port)
+        api = Client(port)
         api.wait_ready(gunicorn, folder / "gunicorn.log")
         print(
             f"gunicorn on :{port} ({workers()} workers, {worker_class()}),"
@@ -439,89 +439,7 @@ def ensure_wrk() -> str | None:
     return None
 
 
-def gunicorn_setting(name: str) -> int:
-    """A setting as deploy/gunicorn.conf.py works it out from this environment."""
-    value: int = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))[name]
-    return value
-
-
-def workers() -> int:
-    return gunicorn_setting("workers")
-
-
-def worker_class() -> str:
-    value: str = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["worker_class"]
-    return value
-
-
-def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "REDIS_URL": redis_url,
-        "REFEREE_TEST_MODE": "1",
-        "LOG_LEVEL": "warning",
-        "WEB_CONCURRENCY": str(workers()),
-        "RATE_LIMIT": "",
-    }
-    # deploy/gunicorn.conf.py leaves gunicorn's own access log off (the app writes its own).
-    command = [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
-               "service.app:create_app()"]  # fmt: skip
-    with log.open("wb") as output:
-        return subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, 15)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
-
-
-class Api:
-    """A keep-alive HTTP client for setting matches up."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def call(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
-        headers = {"Content-Type": "application/json"} if body is not None else {}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        payload = None if body is None else json.dumps(body)
-        self.connection.request(method, path, body=payload, headers=headers)
-        response = self.connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
-        return json.loads(data) if data else None
-
-    def wait_ready(self, process: subprocess.Popen[bytes], log: Path) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise SystemExit(f"gunicorn exited:\n{log.read_text(errors='replace')[-2000:]}")
-            try:
-                self.call("GET", "/readyz")
-                return
-            except (OSError, http.client.HTTPException, RuntimeError):
-                self.connection.close()
-                time.sleep(0.1)
-        raise SystemExit("gunicorn was not ready within 30 s")
-
-
-# --- the matches -------------------------------------------------------------------------------
-
-
-def memory_per_match(api: Api, redis_server: RedisProcess) -> float:
+def memory_per_match(api: Client, redis_server: RedisProcess) -> float:
     """Redis bytes per new 4-player match (public deal, 60 s turns)."""
     players = [{"name": name} for name in ("Ann", "Bo", "Cy", "Di")]
     with redis_server.client() as client:
@@ -539,7 +457,7 @@ def write_rows(path: Path, rows: list[tuple[str, ...]]) -> Path:
     return path
 
 
-def dealt(api: Api, racks: list[list[str]], pool: list[str]) -> tuple[str, list[str]]:
+def dealt(api: Client, racks: list[list[str]], pool: list[str]) -> tuple[str, list[str]]:
     """A test-mode 2-player match dealt ``racks`` and ``pool``, no time limit, seat 0 first:
     its id and the seats' tokens."""
     body = {
@@ -557,7 +475,7 @@ def box_codes(rng: random.Random) -> list[str]:
     return box
 
 
-def view_matches(api: Api) -> list[tuple[str, ...]]:
+def view_matches(api: Client) -> list[tuple[str, ...]]:
     """(id, token) of 2- to 4-player matches, each with a token of one of its seats."""
     rows: list[tuple[str, ...]] = []
     for n in range(MATCHES):
@@ -567,7 +485,7 @@ def view_matches(api: Api) -> list[tuple[str, ...]]:
     return rows
 
 
-def draft_matches(api: Api) -> list[tuple[str, ...]]:
+def draft_matches(api: Client) -> list[tuple[str, ...]]:
     """(id, token of seat 0, the 14 tiles of seat 0's rack)."""
     rng = random.Random(7)
     rows: list[tuple[str, ...]] = []
@@ -578,7 +496,7 @@ def draft_matches(api: Api) -> list[tuple[str, ...]]:
     return rows
 
 
-def mix_matches(api: Api, number: int) -> list[tuple[str, ...]]:
+def mix_matches(api: Client, number: int) -> list[tuple[str, ...]]:
     """(id, token 0, token 1, colour 0, colour 1, spare tile 0, spare tile 1): seat s holds its
     colour's 1-13 and a spare tile (see MIX_LUA)."""
     rng = random.Random(11 + number)

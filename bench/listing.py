@@ -21,61 +21,24 @@ the rounds' ratios.
 from __future__ import annotations
 
 import argparse
-import http.client
-import importlib.util
-import json
 import os
 import sys
 import tempfile
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from statistics import median
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support.http import Client  # noqa: E402
+from bench.support.servers import start_gunicorn, stop  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 KEY = "bench-app-key-" + "k" * 24
 REF = "user-1"
 TARGET_FIRST_PAGE_RATIO = 2.5
 SAMPLES = 60  # requests per measure per round
-
-
-def bench_api() -> Any:
-    """bench/api.py's helpers (gunicorn start and stop, a keep-alive client)."""
-    spec = importlib.util.spec_from_file_location("bench_api", ROOT / "bench" / "api.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-class Client:
-    """One keep-alive connection; ``call`` answers the decoded body, ``timed`` its latency."""
-
-    def __init__(self, port: int) -> None:
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def call(self, method: str, path: str, body: Any = None, **headers: str) -> Any:
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        self.connection.request(
-            method, path, body=None if body is None else json.dumps(body), headers=headers
-        )
-        response = self.connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
-        return json.loads(data) if data else None
-
-    def timed(self, path: str, **headers: str) -> tuple[float, Any]:
-        started = time.perf_counter()
-        answer = self.call("GET", path, **headers)
-        return time.perf_counter() - started, answer
 
 
 def create_matches(client: Client, count: int) -> list[str]:
@@ -102,7 +65,6 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
-    api = bench_api()
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-listing-") as work:
         folder = Path(work)
         redis_server = RedisProcess(data_dir=folder / "redis")
@@ -110,9 +72,9 @@ def main() -> int:
         redis_server.start()
         port = free_port()
         os.environ["REFEREE_API_KEYS"] = f"bench={KEY}"  # start_gunicorn passes the environment
-        gunicorn = api.start_gunicorn(port, redis_server.url, folder / "gunicorn.log")
-        stack.callback(api.stop, gunicorn)
-        api.Api(port).wait_ready(gunicorn, folder / "gunicorn.log")
+        gunicorn = start_gunicorn(port, redis_server.url, folder / "gunicorn.log")
+        stack.callback(stop, gunicorn)
+        Client(port).wait_ready(gunicorn, folder / "gunicorn.log")
         client = Client(port)
         print(f"creating {args.matches} matches of {REF}...", flush=True)
         ids = create_matches(client, args.matches)

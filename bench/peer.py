@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -49,6 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.api import CONNECTIONS, SLICE_LUA, Measure, ensure_wrk  # noqa: E402
+from bench.support.http import Client  # noqa: E402
+from bench.support.servers import start_gunicorn, stop  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 PEER_DIR = Path(
@@ -136,16 +138,6 @@ class Server:
     id_pattern: str
 
 
-def bench_api() -> Any:
-    """bench/api.py's helpers (wrk, gunicorn start and stop, a keep-alive client)."""
-    spec = importlib.util.spec_from_file_location("bench_api", ROOT / "bench" / "api.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=5, help="seconds per measurement")
@@ -155,8 +147,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
 
-    api = bench_api()
-    wrk = api.ensure_wrk()
+    wrk = ensure_wrk()
     if wrk is None:
         return 0
     python = peer_python()
@@ -172,11 +163,11 @@ def main() -> int:
 
         servers = []
         port = free_port()
-        gunicorn = api.start_gunicorn(port, redis_for("ours"), folder / "gunicorn.log")
-        stack.callback(api.stop, gunicorn)
-        api.Api(port).wait_ready(gunicorn, folder / "gunicorn.log")
+        gunicorn = start_gunicorn(port, redis_for("ours"), folder / "gunicorn.log")
+        stack.callback(stop, gunicorn)
+        Client(port).wait_ready(gunicorn, folder / "gunicorn.log")
         print(f"dealing {args.games} matches of ours...", flush=True)
-        servers.append(our_server(api.Api(port), port, folder, args.games, args.rounds))
+        servers.append(our_server(Client(port), port, folder, args.games, args.rounds))
         for fixed in (True, False):
             name = "peer, flaw fixed" if fixed else "peer as shipped"
             source = peer_copy(folder / ("peer-fixed" if fixed else "peer-shipped"), fixed=fixed)
@@ -185,17 +176,17 @@ def main() -> int:
                 continue
             peer_port = free_port()
             process = start_peer(python, source, peer_port, redis_for(name.split()[-1]), folder)
-            stack.callback(api.stop, process)
+            stack.callback(stop, process)
             wait_for(f"http://127.0.0.1:{peer_port}/api/v1/health", process, folder / "peer.log")
             print(f"dealing {args.games} games of the {name}...", flush=True)
             servers.append(peer_server(name, peer_port, folder, args.games, args.rounds))
         print(
-            f"wrk at {api.CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s"
+            f"wrk at {CONNECTIONS} connections, {args.rounds} rounds of {args.duration} s"
             f" per load, Redis {'with fsync on every write' if args.durable else 'in memory'};"
             f" load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-        rounds = measure(api, wrk, folder, servers, args)
+        rounds = measure(wrk, folder, servers, args)
     return 1 if report(rounds, [s.name for s in servers]) and args.strict else 0
 
 
@@ -358,19 +349,19 @@ def lines(path: Path, rows: list[str]) -> Path:
 LOADS = ("read", "draw", "health")
 
 
-def measure(api: Any, wrk: str, folder: Path, servers: list[Server], args: Any) -> list[dict]:
+def measure(wrk: str, folder: Path, servers: list[Server], args: Any) -> list[dict]:
     rounds: list[dict[tuple[str, str], Any]] = []
     plan = [(server, load) for load in LOADS for server in servers]
     for number in range(args.rounds):
         turn = number % len(plan)
         runs = {}
         for server, load in plan[turn:] + plan[:turn]:
-            meter = api.Measure(wrk, server.port, folder, args.duration, 1)
+            meter = Measure(wrk, server.port, folder, args.duration, 1)
             if load == "read":
-                script = api.SLICE_LUA + READ_LUA % {"data": server.reads}
+                script = SLICE_LUA + READ_LUA % {"data": server.reads}
                 path = "/"
             elif load == "draw":
-                script = api.SLICE_LUA + DRAW_LUA % {
+                script = SLICE_LUA + DRAW_LUA % {
                     "data": server.draws[number], "body": server.draw_body,
                     "id_pattern": server.id_pattern,
                 }  # fmt: skip

@@ -38,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.support.stats import percentile
 from service.rules import COLOURS, JOKER, Rules, Tile, check_turn, classify, full_set
 from service.rules.sets import SetKind
 from service.rules.solver import solve
@@ -226,12 +227,6 @@ def timed(run: Callable[[Case], int], case: Case) -> tuple[float, int]:
     start = time.perf_counter()
     result = run(case)
     return time.perf_counter() - start, result
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0-1) of ``values``, nearest rank."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def peak_mb() -> float:

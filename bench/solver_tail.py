@@ -49,6 +49,7 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.support.stats import percentile
 from bench.support.stress_positions import StressCase, classes, proof_case, stress_case
 from service.config import Settings
 from service.rules import TileSet, check_turn, full_set
@@ -306,12 +307,6 @@ def in_child(function: Callable[..., T], *args: object) -> T:
         max_workers=1, mp_context=multiprocessing.get_context("spawn")
     ) as pool:
         return pool.submit(function, *args).result()
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0-1) of ``values``, nearest rank."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def spread(ms: Sequence[float]) -> str:

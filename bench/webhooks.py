@@ -18,9 +18,6 @@ webhook delay <= 100 ms (the issue's), printed with the ratio to the moves' p99.
 from __future__ import annotations
 
 import argparse
-import http.client
-import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -34,59 +31,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support.http import Client  # noqa: E402
+from bench.support.servers import start_dispatcher, start_gunicorn, stop  # noqa: E402
+from bench.support.stats import percentile  # noqa: E402
 from tests.support.receiver import Received, receiver  # noqa: E402
 from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 
 KEY = "bench-app-key-" + "k" * 24
 TARGET_P99_MS = 100.0
 THREADS = 4
-
-
-def bench_api() -> Any:
-    """bench/api.py's helpers (gunicorn start and stop, readiness)."""
-    spec = importlib.util.spec_from_file_location("bench_api", ROOT / "bench" / "api.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_api"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-class Client:
-    """One keep-alive connection answering decoded bodies."""
-
-    def __init__(self, port: int) -> None:
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def call(self, method: str, path: str, body: Any = None, **headers: str) -> Any:
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        self.connection.request(
-            method, path, body=None if body is None else json.dumps(body), headers=headers
-        )
-        response = self.connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
-        return json.loads(data) if data else None
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
-def start_dispatcher(redis_url: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "REDIS_URL": redis_url, "REFEREE_TEST_MODE": "1", "LOG_LEVEL": "warning"}
-    with log.open("wb") as output:
-        return subprocess.Popen(
-            [sys.executable, "-m", "service.dispatcher"],
-            cwd=ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
 
 
 def serve(arrivals: Path) -> int:
@@ -124,7 +77,6 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # the receiver process
     args = parser.parse_args()
-    api = bench_api()
     if args.serve:
         return serve(Path(args.serve))
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-webhooks-") as work:
@@ -135,7 +87,7 @@ def main() -> int:
             stdout=subprocess.PIPE,
             start_new_session=True,
         )
-        stack.callback(api.stop, receiving)
+        stack.callback(stop, receiving)
         assert receiving.stdout is not None
         hook_url = receiving.stdout.readline().decode().strip()
         redis_server = RedisProcess(data_dir=folder / "redis")
@@ -143,11 +95,11 @@ def main() -> int:
         redis_server.start()
         port = free_port()
         os.environ["REFEREE_API_KEYS"] = f"bench={KEY}"  # both processes read it
-        gunicorn = api.start_gunicorn(port, redis_server.url, folder / "gunicorn.log")
-        stack.callback(api.stop, gunicorn)
-        api.Api(port).wait_ready(gunicorn, folder / "gunicorn.log")
+        gunicorn = start_gunicorn(port, redis_server.url, folder / "gunicorn.log")
+        stack.callback(stop, gunicorn)
+        Client(port).wait_ready(gunicorn, folder / "gunicorn.log")
         dispatcher = start_dispatcher(redis_server.url, folder / "dispatcher.log")
-        stack.callback(api.stop, dispatcher)
+        stack.callback(stop, dispatcher)
         client = Client(port)
         owner = {"X-API-Key": KEY}
         client.call("POST", "/v1/webhooks", {"url": hook_url, "events": ["turn.started"]}, **owner)
