@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.support.stats import percentile
+from bench.support.stress_positions import random_set
 from service.rules import COLOURS, JOKER, Rules, Tile, check_turn, classify, full_set
 from service.rules.sets import SetKind
 from service.rules.solver import solve
@@ -78,7 +79,7 @@ def random_case(rng: random.Random, size: int, *, melded: bool, jokers: bool) ->
                 break
             placed += 1
             continue
-        found = _random_set(rng, pool, want)
+        found = random_set(rng, pool, want)
         if found is None:
             misses += 1
             continue
@@ -100,19 +101,6 @@ def random_case(rng: random.Random, size: int, *, melded: bool, jokers: bool) ->
     rng.shuffle(bag)
     rack = Counter(bag[: rng.randint(5, 20)])
     return Case(tuple(tuple(t) for t in table), rack, melded, size)
-
-
-def _random_set(rng: random.Random, pool: Counter[Tile], length: int) -> list[Tile] | None:
-    if length <= 4 and rng.random() < 0.4:
-        number = rng.randint(1, 13)
-        colours = [c for c in COLOURS if pool[Tile(c, number)]]
-        if len(colours) < length:
-            return None
-        return [Tile(c, number) for c in rng.sample(colours, length)]
-    colour = rng.choice(COLOURS)
-    start = rng.randint(1, 14 - length)
-    tiles = [Tile(colour, n) for n in range(start, start + length)]
-    return tiles if all(pool[t] for t in tiles) else None
 
 
 def _lengthen(rng: random.Random, table: list[list[Tile]], pool: Counter[Tile]) -> bool:

@@ -25,6 +25,7 @@ __all__ = [
     "classes",
     "proof_case",
     "stress_case",
+    "random_set",
 ]
 
 TABLE_SIZES = (0, 20, 40, 60, 80, 110)
@@ -119,7 +120,7 @@ def _random_table(rng: random.Random, pool: Counter[Tile], size: int) -> list[li
                 break
             placed += 1
             continue
-        found = _random_set(rng, pool, min(want, rng.choice((3, 3, 4, 4, 5, 6, 7))))
+        found = random_set(rng, pool, min(want, rng.choice((3, 3, 4, 4, 5, 6, 7))))
         if found is None:
             misses += 1
             if misses % 20 == 0 and table and _lengthen(rng, table, pool):
@@ -131,7 +132,9 @@ def _random_table(rng: random.Random, pool: Counter[Tile], size: int) -> list[li
     return table
 
 
-def _random_set(rng: random.Random, pool: Counter[Tile], length: int) -> list[Tile] | None:
+def random_set(rng: random.Random, pool: Counter[Tile], length: int) -> list[Tile] | None:
+    """A run or group of ``length`` tiles that ``pool`` holds, drawn at random (None: none
+    was found this time)."""
     if length <= 4 and rng.random() < 0.4:
         number = rng.randint(1, 13)
         colours = [c for c in COLOURS if pool[Tile(c, number)]]
