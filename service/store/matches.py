@@ -19,9 +19,7 @@ pipeline, each its own script with its own answer (``service.store.batching``).
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -36,6 +34,7 @@ from service.config import Settings
 from service.game import Match
 from service.store.batching import Batcher
 from service.store.breaker import Breakers
+from service.store.copies import DecodedCache
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.eventlog import EventLog
 from service.store.keys import SHARDS, Keys, shard_tag, tag_of
@@ -65,32 +64,6 @@ COMMIT_SENDS = 2  # a commit whose answer was lost is sent once more (the script
 COMMIT_BATCHES = 2  # batches of commits on their way at once (service.store.batching)
 _FAILURES = (RedisError, RedisClusterException)
 _NO_ANSWER = (RedisConnectionError, RedisTimeoutError)
-
-
-class DecodedCache:
-    """The last decoded state of recent matches, per worker (a version never changes)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict[str, tuple[Match, tuple[str, ...]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
-        with self._lock:
-            entry = self._entries.get(match_id)
-            if entry is not None:
-                self._entries.move_to_end(match_id)
-            return entry
-
-    def put(self, match: Match, seats: tuple[str, ...]) -> None:
-        """Remember ``match`` unless a newer version of it is already cached."""
-        with self._lock:
-            held = self._entries.get(match.id)
-            if held is None or held[0].version <= match.version:
-                self._entries[match.id] = (match, seats)
-                self._entries.move_to_end(match.id)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
 
 
 class MatchStore:
