@@ -57,6 +57,10 @@ _TILE_AT = tuple(
 )
 # on smaller tables one search with every joker is quicker than a series of searches
 SERIES_FROM_TABLE_TILES = 30
+# the bounds from 13 down (future_bounds) pay for themselves from this many tiles in play
+# (rack and table): below, on an empty table with a rack of 5-20, they were a sixth to nearly
+# half of a hint's search, and the search they bound costs little (docs/PERFORMANCE.md)
+BOUNDS_FROM_TILES = 25
 # the last search of a series, the costly one, is bounded from 13 down with this many
 # jokers to lay as well (see future_bounds)
 FINAL_BOUND_JOKERS = 1
@@ -335,7 +339,8 @@ def _best_sets(
     Those searches drop the states that have laid their jokers and cannot reach the
     floor even if every number above placed what a search without jokers from 13 down
     finds there (:func:`future_bounds`, run again for each floor: at a high floor it
-    is quick, and with locked sets it reads them unlocked); the last search of a
+    is quick, and with locked sets it reads them unlocked; with fewer than
+    ``BOUNDS_FROM_TILES`` tiles in play it costs more than it saves); the last search of a
     series, the costly one, also drops those with one joker left that cannot reach it
     with one more joker.
     """
@@ -343,7 +348,11 @@ def _best_sets(
     if most_tiles is not None:
         tiles = min(tiles, most_tiles)
     floors = [(tiles - left_out) * TILE_WEIGHT for left_out in _left_out(tiles)] + [1]
-    bounded = position.jokers > 0 and position.meld_threshold is None
+    bounded = (
+        position.jokers > 0
+        and position.meld_threshold is None
+        and tiles + sum(map(sum, position.mandatory)) >= BOUNDS_FROM_TILES
+    )
     series = (
         position.meld_threshold is None
         and position.jokers > 0
