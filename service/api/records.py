@@ -14,6 +14,7 @@ from service import record
 from service.api import apps, auth
 from service.api.connections import request_body
 from service.api.errors import BadRequest
+from service.api.language import request_language, say
 from service.api.parsing import json_body, load_query
 from service.referee.records import Records
 
@@ -80,15 +81,17 @@ def verify() -> Response:
     """Replay a record (JSON, or the text form as text/plain) and say whether it holds."""
     request.max_content_length = VERIFY_MAX_BYTES
     verdict = records().verify(parsed_record(_body()))
+    language = request_language()
     answer: dict[str, Any] = {"valid": verdict.valid}
     if not verdict.valid:
-        answer.update(
-            turn=verdict.turn,
-            part=verdict.part,
-            violations=[finding.to_json() for finding in verdict.violations],
-        )
+        findings = [finding.to_json() for finding in verdict.violations]
+        for finding in findings:
+            finding["message"] = say(finding["message"], language)
+        answer.update(turn=verdict.turn, part=verdict.part, violations=findings)
     answer["result"] = None if verdict.result is None else record.result_to_json(verdict.result)
-    return jsonify(answer)
+    response = jsonify(answer)
+    response.headers.update({"Content-Language": language, "Vary": "Accept-Language"})
+    return response
 
 
 def _body() -> Any:

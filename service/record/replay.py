@@ -119,8 +119,8 @@ def _deal_findings(record: Record) -> list[Finding]:
             finding(
                 RecordFault.DEAL_NOT_TILE_SET,
                 f"the deal is not the {record.rules.tile_set.value} set: "
-                f"missing {' '.join(_codes(missing)) or 'nothing'}, "
-                f"extra {' '.join(_codes(extra)) or 'nothing'}",
+                f"missing {' '.join(_codes(missing)) or '-'}; "
+                f"extra {' '.join(_codes(extra)) or '-'}",
                 missing=_codes(missing),
                 extra=_codes(extra),
             )
@@ -242,7 +242,7 @@ def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> 
             [
                 finding(
                     RecordFault.WRONG_ACTOR,
-                    f"this turn is the {expected.value}'s, not the {turn.by.value}'s",
+                    f'"by" is "{expected.value}" for this turn, not "{turn.by.value}"',
                     by=turn.by.value,
                     expected=expected.value,
                 )
@@ -269,7 +269,7 @@ def _play(match: Match, turn: Turn) -> Match:
             [
                 finding(
                     RecordFault.PLACED_WRONG,
-                    f"the play placed {' '.join(added)}, not {' '.join(turn.placed) or 'nothing'}",
+                    f"the play placed {' '.join(added)}, not {' '.join(turn.placed) or '-'}",
                     tiles=list(added),
                     recorded=list(turn.placed),
                 )
@@ -292,8 +292,8 @@ def _check_drawn(match: Match, turn: Turn, count: int) -> None:
             [
                 finding(
                     RecordFault.DRAW_NOT_FROM_POOL,
-                    f"the pool's next {'tile was' if len(expected) == 1 else 'tiles were'} "
-                    f"{' '.join(expected) or 'none'}, not {' '.join(turn.drawn) or 'none'}",
+                    f"the pool's next tiles were {' '.join(expected) or '-'}, "
+                    f"not {' '.join(turn.drawn) or '-'}",
                     tiles=expected,
                     recorded=list(turn.drawn),
                 )
@@ -363,7 +363,7 @@ def _leave(match: Match, turn: Turn) -> Match:
             [
                 finding(
                     RecordFault.WRONG_ACTOR,
-                    f"a seat is left by its player, not the {turn.by.value}",
+                    f'"by" is "player" for a leave, not "{turn.by.value}"',
                     by=turn.by.value,
                     expected=By.PLAYER.value,
                 )
@@ -444,11 +444,11 @@ def _result_findings(stated: Result, expected: Result) -> list[Finding]:
     said = (stated.reason, stated.ending, stated.winner)
     given = (expected.reason, expected.ending, expected.winner)
     if said != given:
+        winner = "-" if expected.winner is None else str(expected.winner)
         findings.append(
             finding(
                 RecordFault.RESULT_WRONG,
-                f"the game ended {expected.ending} ({expected.reason}), won by "
-                f"{'nobody' if expected.winner is None else f'seat {expected.winner}'}",
+                f"the game ended {expected.ending} ({expected.reason}); the winner: {winner}",
                 reason=expected.reason,
                 ending=expected.ending,
                 winner=expected.winner,

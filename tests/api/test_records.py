@@ -95,6 +95,12 @@ def test_a_changed_turn_is_named_by_the_verifier(client) -> None:
     answer = client.post("/v1/records/verify", json=exported).get_json()
     assert (answer["valid"], answer["turn"], answer["part"]) == (False, index + 1, "turn")
     assert [v["code"] for v in answer["violations"]] == ["not_your_turn"]
+    spanish = client.post("/v1/records/verify", json=exported, headers={"Accept-Language": "es"})
+    assert spanish.headers["Content-Language"] == "es"
+    said = spanish.get_json()["violations"][0]["message"]
+    assert (
+        said.startswith("era el turno del asiento") and said != answer["violations"][0]["message"]
+    )
 
 
 def test_during_the_game_only_the_public_part_and_the_seats_own_tiles_are_shown(client) -> None:

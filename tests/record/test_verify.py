@@ -175,3 +175,34 @@ def test_the_position_as_dealt_has_every_rack_as_dealt() -> None:
     ]
     with pytest.raises(IndexError):
         record.position(played, len(played.turns) + 1)
+
+
+def test_every_finding_the_verifier_words_has_a_spanish_and_a_swedish_translation() -> None:
+    from service import i18n
+
+    played = FOUR_BOTS.record()
+    draw = first(played, Action.DRAW)
+    assert played.result is not None
+    wrong = [
+        with_turn(played, 2, seat=(played.turns[2].seat + 1) % 4),
+        with_turn(played, 0, by=By.PLAYER),
+        with_turn(played, draw, drawn=("O13" if played.turns[draw].drawn != ("O13",) else "O1",)),
+        with_turn(played, 0, action=Action.PASS, table=(), placed=(), drawn=()),
+        with_turn(played, 0, action=Action.TIMEOUT, by=By.REFEREE, table=(), placed=()),
+        with_turn(played, 1, at=played.started_at - 1),
+        replace(played, first_seat=(played.first_seat + 1) % 4),
+        replace(played, result=None),
+        replace(
+            played, result=replace(played.result, winner=None, scores=(0, 0, 0, 0), racks=((),) * 4)
+        ),
+        replace(
+            played,
+            deal=replace(played.deal, racks=(played.deal.racks[0][1:], *played.deal.racks[1:])),
+        ),
+    ]
+    messages = [
+        finding.message for verdict in map(record.verify, wrong) for finding in verdict.violations
+    ]
+    assert len(messages) >= len(wrong)
+    for language in ("es", "sv"):
+        assert [m for m in messages if i18n.translate(m, language) is None] == [], language

@@ -44,9 +44,9 @@ def check_every_finished_game(app: Flask, redis_url: str) -> int:
 def _check(kept: record.Record, scores: list[int]) -> None:
     whole = record.from_json(record.to_json(kept))
     assert whole == kept and record.from_text(record.to_text(kept)) == kept
-    verdict = record.verify(whole, solver_budget=None)
+    verdict = record.verify(whole)
     if verdict.part == "deal":  # dealt from a setup: the deal is not the box's
-        verdict = record.verify(whole, solver_budget=None, deal=False)
+        verdict = record.verify(whole, deal=False)
     detail: Any = (kept.match_id, kept.game_number, verdict)
     assert verdict.valid, f"the record of a game played through the API does not verify: {detail}"
     assert kept.result is not None and list(kept.result.scores) == scores, detail
