@@ -11,9 +11,10 @@ each kind). It measures:
 - **the Redis cost of a record**: whole 4-player games played through the API as
   bench/memory.py plays them (four people asking hints, sharing drafts, playing or drawing),
   on a real redis-server; for each match at game end, the ``MEMORY USAGE`` of its state hash as
-  stored, and of the same hash without the game's deal (``dl``, what records added to the
-  state): their difference is all a record costs in Redis; beside it, the record's own size
-  (JSON, text) and how long building it takes (``GET .../games/1/record``).
+  stored (with the packed event log), and of the same hash with the log packed again without
+  the deal its ``game_over`` event carries (what records added): their difference is all a
+  record costs in Redis; beside it, the record's own size (JSON, text) and how long building
+  it takes (``GET .../games/1/record``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.memory import Client, stream_settings  # noqa: E402
 from service import jsoncodec, record  # noqa: E402
 from service.rules import Rules, TileSet  # noqa: E402
-from service.store import Keys  # noqa: E402
+from service.store import Keys, archive  # noqa: E402
 from tests.record.games import bots_only, random_game  # noqa: E402
 from tests.support.redis_process import RedisProcess  # noqa: E402
 
@@ -107,13 +108,16 @@ def redis_cost(games: int) -> None:
                 for seed in range(1, games + 1):
                     match_id, _ = client.whole_game(seed, owned=False)
                     key = Keys(match_id).state
-                    stored.append(int(redis.memory_usage(key, samples=0) or 0))
                     fields = redis.hgetall(key)
+                    assert "a" in fields, "the log is packed once the game is over"
                     state = jsoncodec.loads(fields["s"])
-                    deal_bytes.append(len(json.dumps(state["m"].get("dl", []))))
-                    state["m"].pop("dl", None)
+                    assert not state["m"].get("dl"), "the state keeps no deal once it is over"
+                    lines = list(archive.unpack(fields["a"]))
+                    kept = [_without_deal(line) for line in lines]
+                    deal_bytes.append(sum(map(len, lines)) - sum(map(len, kept)))
+                    stored.append(int(redis.memory_usage(key, samples=0) or 0))
                     copy = f"{key}:without-deal"
-                    redis.hset(copy, mapping={**fields, "s": jsoncodec.dumps(state)})
+                    redis.hset(copy, mapping={**fields, "a": archive.pack(kept)})
                     without.append(int(redis.memory_usage(copy, samples=0) or 0))
                     redis.delete(copy)
                     started = time.perf_counter()
@@ -128,17 +132,25 @@ def redis_cost(games: int) -> None:
             server.cleanup()
     added = [a - b for a, b in zip(stored, without, strict=True)]
     print(
-        f"Redis cost, a whole 4-player game through the API ({games} games): the deal kept for "
-        f"the record adds {statistics.median(deal_bytes):.0f} bytes to the stored state, "
-        f"{statistics.median(added):.0f} bytes of MEMORY USAGE to the state hash "
-        f"({statistics.median(without):.0f} -> {statistics.median(stored):.0f} bytes, "
-        f"+{statistics.median(added) / statistics.median(without) * 100:.1f}%); "
+        f"Redis cost, a whole 4-player game through the API ({games} games): the deal, in the "
+        f"game_over event once the game is over (the state keeps it only while the game is "
+        f"played), adds {statistics.median(deal_bytes):.0f} bytes of JSON to the log and "
+        f"{statistics.median(added):.0f} bytes of MEMORY USAGE to the state hash that holds "
+        f"the packed log ({statistics.median(without):.0f} -> {statistics.median(stored):.0f} "
+        f"bytes, +{statistics.median(added) / statistics.median(without) * 100:.1f}%); "
         f"the record it gives is {statistics.median(json_sizes) / 1024:.1f} KiB as JSON, "
         f"{statistics.median(text_sizes) / 1024:.1f} KiB as text "
-        f"({statistics.median(json_sizes) / statistics.median(added):.0f}x what it costs); "
-        f"building it (GET .../record) median {statistics.median(builds) * 1000:.1f} ms, "
+        f"({statistics.median(json_sizes) / max(1, statistics.median(added)):.0f}x what it "
+        f"costs); building it (GET .../record) median {statistics.median(builds) * 1000:.1f} ms, "
         f"worst {max(builds) * 1000:.1f} ms"
     )
+
+
+def _without_deal(line: str) -> str:
+    event = json.loads(line)
+    if event.get("type") == "game_over":
+        event["data"].pop("deal", None)
+    return json.dumps(event, separators=(",", ":"))
 
 
 def main() -> int:

@@ -21,11 +21,13 @@ from service.game.state import (
     Status,
     Transition,
     record,
+    table_codes,
 )
 from service.rules import (
     MatchWinner,
     Outcome,
     Rules,
+    codes_of,
     score_abandoned,
     score_stalemate,
     score_went_out,
@@ -78,6 +80,7 @@ def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Tr
         )
         for seat, player in enumerate(match.players)
     )
+    revealed = _deal_of(match)
     ended = replace(
         match,
         players=players,
@@ -85,6 +88,7 @@ def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Tr
         turn_deadline=None,
         draft=None,
         outcomes=(*match.outcomes, GameResult(match.game_number, outcome, ending)),
+        deals=match.deals[: match.game_number - 1] if revealed else match.deals,
     )
     transition = record(
         ended,
@@ -97,10 +101,28 @@ def end_game(match: Match, outcome: Outcome, ending: Ending, *, at: float) -> Tr
         winner=outcome.winner,
         scores=list(outcome.scores),
         totals=[player.score for player in players],
+        **({"deal": revealed} if revealed else {}),
     )
     if ending is not Ending.ABANDONED and not match_is_over(ended):
         return transition
     return transition.then(lambda over: _finish_match(over, at=at))
+
+
+def _deal_of(match: Match) -> dict[str, object] | None:
+    """The deal of the game being ended, for its ``game_over`` event: hidden information ends
+    with the game, so the deal goes into the public log (the game's record reads it there) and
+    leaves the match's state, which stays small however many games a match has."""
+    index = match.game_number - 1
+    dealt = match.deals[index] if 0 <= index < len(match.deals) else None
+    if dealt is None:
+        return None
+    shown: dict[str, object] = {
+        "racks": [codes_of(rack) for rack in dealt.racks],
+        "pool": codes_of(dealt.pool),
+    }
+    if dealt.table or dealt.melded:
+        shown.update(table=table_codes(dealt.table), melded=list(dealt.melded))
+    return shown
 
 
 def match_is_over(match: Match) -> bool:

@@ -217,10 +217,9 @@ def _start_game(
         table,
         tuple(melded) if any(melded) else (),
     )
-    earlier = (*match.deals, *(None,) * (game_number - 1 - len(match.deals)))[: game_number - 1]
     dealt = replace(
         match,
-        deals=(*earlier, kept),
+        deals=(*(None,) * (game_number - 1), kept),  # earlier deals are in their game_over
         players=players,
         pool=pool,
         table=table,

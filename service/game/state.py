@@ -133,7 +133,9 @@ class Match:
     owner: str | None = None  # the app that created the match (None: anonymous)
     rematch_id: str | None = None  # the match that follows this one, once asked for
     clock_offset: float = 0.0  # test mode: seconds this match's clock runs ahead of the server's
-    deals: tuple[Dealt | None, ...] = ()  # game n was dealt deals[n - 1] (None: not kept)
+    # the deal of the game being played, deals[game_number - 1]; a game's game_over event takes
+    # its deal into the public log, and earlier games' are dropped here (None, or cut off)
+    deals: tuple[Dealt | None, ...] = ()
     owner_reissued: tuple[int, ...] = ()  # seats whose token the owning app handed out
 
     @property

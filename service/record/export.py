@@ -47,20 +47,13 @@ def record_of(match: Match, events: Sequence[Event], game_number: int) -> Record
     """Game ``game_number`` of ``match`` as a whole record (nothing hidden; see
     :func:`redacted`); ``events`` is the match's public log from version 1. Raises
     :class:`NotRecorded`."""
-    deals = match.deals
-    dealt = deals[game_number - 1] if 1 <= game_number <= len(deals) else None
     start = _game_start(events, game_number)
-    if dealt is None or start is None:
+    deal = None if start is None else _deal_of(match, events[start:], game_number)
+    if deal is None or start is None:
         raise NotRecorded(f"this match has no record of game {game_number}")
     bots = _bots_at(events, start)
     started = events[start]
     draw = _first_draw(events) if game_number == 1 else None
-    deal = Deal(
-        racks=tuple(tuple(codes_of(rack)) for rack in dealt.racks),
-        pool=tuple(codes_of(dealt.pool)),
-        table=tuple(tuple(codes) for codes in table_codes(dealt.table)),
-        melded=dealt.melded,
-    )
     turns, result = _turns(events[start + 1 :], game_number, deal, list(bots))
     return Record(
         match_id=match.id,
@@ -76,6 +69,33 @@ def record_of(match: Match, events: Sequence[Event], game_number: int) -> Record
         deal=deal,
         turns=tuple(turns),
         result=result,
+    )
+
+
+def _deal_of(match: Match, events: Sequence[Event], game_number: int) -> Deal | None:
+    """Game ``game_number``'s deal: in its ``game_over`` event once it has ended, else in the
+    match's state while it is played (``None``: not kept)."""
+    for event in events:
+        if event["type"] == EventType.GAME_OVER and event["data"].get("game_number") == game_number:
+            shown = event["data"].get("deal")
+            if shown is None:
+                return None
+            melded = tuple(bool(flag) for flag in shown.get("melded", ()))
+            return Deal(
+                racks=tuple(tuple(rack) for rack in shown["racks"]),
+                pool=tuple(shown["pool"]),
+                table=tuple(tuple(tiles) for tiles in shown.get("table", ())),
+                melded=melded if any(melded) else (),
+            )
+    deals = match.deals
+    dealt = deals[game_number - 1] if 1 <= game_number <= len(deals) else None
+    if dealt is None:
+        return None
+    return Deal(
+        racks=tuple(tuple(codes_of(rack)) for rack in dealt.racks),
+        pool=tuple(codes_of(dealt.pool)),
+        table=tuple(tuple(codes) for codes in table_codes(dealt.table)),
+        melded=dealt.melded,
     )
 
 

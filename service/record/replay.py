@@ -537,9 +537,17 @@ def positions(record: Record) -> list[Position]:
             raise RecordFormatError(where, f"turn {turn.n} breaks the rules: {codes}") from None
         last_at = turn.at
         found.append(Position(turn.n, match, result_of(match)))
-    if found[-1].result is None and record.result is not None:
-        found[-1] = replace(found[-1], result=record.result)
+    stated = record.result
+    if found[-1].result is None and stated is not None:
+        if stated.ending in _DECLARED and match.status is Status.PLAYING:  # the referee's proof
+            match = stalemate(
+                match, Ending(stated.ending), next_seat=match.current_seat, at=last_at
+            ).match
+        found[-1] = Position(found[-1].turn, match, result_of(match) or stated)
     return found
+
+
+_DECLARED = frozenset({Ending.NOBODY_CAN_PLAY.value, Ending.FIRST_CANNOT_PLAY.value})
 
 
 def position(record: Record, turn: int) -> Position:

@@ -136,7 +136,9 @@ def test_emptying_the_rack_ends_the_game_and_scores_it() -> None:
         "winner": 0,
         "scores": [35, -35],
         "totals": [35, -35],
+        "deal": {"racks": [["R10", "R11", "R12"], ["K5", "J"]], "pool": ["B1"]},
     }
+    assert after.deals == ()  # the deal is public now, in the log: the state keeps it no more
 
 
 def test_no_move_is_accepted_once_the_game_is_over() -> None:
