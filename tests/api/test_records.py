@@ -269,3 +269,40 @@ def test_the_archive_holds_the_apps_finished_games_and_no_other_apps(client) -> 
     later = client.get("/v1/records?since=99999999999", headers={"X-API-Key": MOBILE})
     assert later.status_code == 200 and later.get_data() == b""
     assert client.get("/v1/records").status_code == 401
+
+
+def test_each_game_of_a_match_has_its_own_record(client) -> None:
+    created, seats = finished(client)
+    match_id = created["id"]
+    assert (
+        client.post(f"/v1/matches/{match_id}/next-game", headers=seats[0].auth).status_code == 200
+    )
+    advanced = client.post(f"/v1/matches/{match_id}/clock", json={"advance": 500_000})
+    assert advanced.get_json()["game_number"] == 2 and advanced.get_json()["status"] != "playing"
+    first, second = (client.get(record_url(match_id, n)).get_json() for n in (1, 2))
+    assert second["game_number"] == 2 and second["first_player_draw"] is None
+    assert second["first_seat"] == (first["first_seat"] + 1) % 4
+    assert second["deal"]["pool"] != first["deal"]["pool"]
+    for each in (first, second):
+        assert client.post("/v1/records/verify", json=each).get_json()["valid"]
+    events = client.get(f"/v1/matches/{match_id}/events?limit=500").get_json()["events"]
+    overs = [event["data"] for event in events if event["type"] == "game_over"]
+    assert [over["deal"]["pool"] for over in overs] == [
+        first["deal"]["pool"],
+        second["deal"]["pool"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "app_overrides",
+    [{"test_mode": False, "api_keys": f"mobile={MOBILE}", "sandbox_keys": f"sand={PARTNER}"}],
+)
+def test_a_sandbox_app_and_a_live_one_never_see_each_others_records(client) -> None:
+    body = {"players": [{"name": "Ann"}, {"name": "Bo", "bot": True}], "rules": {"turn_seconds": 0}}
+    live = client.post("/v1/matches", json=body, headers={"X-API-Key": MOBILE}).get_json()["id"]
+    sandbox = client.post("/v1/matches", json=body, headers={"X-API-Key": PARTNER}).get_json()["id"]
+    for match_id, other in ((live, PARTNER), (sandbox, MOBILE)):
+        assert client.get(record_url(match_id), headers={"X-API-Key": other}).status_code == 404
+        position = f"/v1/matches/{match_id}/games/1/position?turn=0"
+        assert client.get(position, headers={"X-API-Key": other}).status_code == 404
+        assert client.get(record_url(match_id)).status_code == 200  # no key: as the view
