@@ -33,10 +33,8 @@ import argparse
 import http.client
 import json
 import multiprocessing
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +47,8 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.support.http import Client
+from bench.support.servers import start_gunicorn, stop
 from bench.support.stats import percentile
 from bench.support.stress_positions import StressCase, classes, proof_case, stress_case
 from service.config import Settings
@@ -202,38 +202,16 @@ def served() -> Iterator[http.client.HTTPConnection]:
         redis_server = RedisProcess(data_dir=Path(work) / "redis")
         redis_server.start()
         port = free_port()
-        env = {
-            **os.environ,
-            "HOST": "127.0.0.1",
-            "PORT": str(port),
-            "REDIS_URL": redis_server.url,
-            "REFEREE_TEST_MODE": "1",
-            "LOG_LEVEL": "warning",
-            "RATE_LIMIT": "",
-        }
         log = Path(work) / "gunicorn.log"
-        with log.open("wb") as output:
-            gunicorn = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
-                 "service.app:create_app()"],
-                cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-        client = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        gunicorn = start_gunicorn(port, redis_server.url, log)
+        client = Client(port)
+        client.connection.timeout = 60  # a hint's answer may take its whole search budget
         try:
-            for _ in range(300):
-                try:
-                    client.request("GET", "/readyz")
-                    if client.getresponse().read() and gunicorn.poll() is None:
-                        break
-                except OSError:
-                    client.close()
-                    time.sleep(0.1)
-            yield client
+            client.wait_ready(gunicorn, log)
+            yield client.connection
         finally:
-            client.close()
-            os.killpg(gunicorn.pid, 15)
-            gunicorn.wait(30)
+            client.connection.close()
+            stop(gunicorn)
             redis_server.cleanup()
 
 
