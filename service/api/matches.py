@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, url_for
@@ -21,11 +22,11 @@ from service.api.schemas import (
     table_body_schema,
     test_mode_create_match_schema,
 )
-from service.game import Match
-from service.game.scenarios import SCENARIOS
+from service.game import Match, PlayerSpec
+from service.game.scenarios import SCENARIOS, Scenario
 from service.game.state import sorted_rack
 from service.record import setup_at
-from service.referee import MatchNotFound, Moved
+from service.referee import Created, MatchNotFound, Moved
 from service.rules import codes_of, name_readings
 
 __all__ = ["blueprint"]
@@ -94,29 +95,10 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
     """Create a match and hand out the seats' tokens."""
     testing = apps.may_use_test_features(apps.calling_app())
     body = load_body(test_mode_create_match_schema if testing else create_match_schema)
-    scenario = SCENARIOS.get(body.get("scenario", ""))
-    if scenario is not None:
-        players = scenario.seated(body.get("players"))
-        body.update(rules=scenario.rules, seed=scenario.seed, setup=scenario.setup)
-    elif "from_record" in body:
-        given = parsed_record(body["from_record"]["record"])
-        players, setup = setup_at(given, body["from_record"]["turn"])
-        body.update(rules=given.rules, setup=setup)
-    else:
-        players = body["players"]
+    players, deal = _dealt(body)
     owner = apps.creating_app(refs=any(player.ref for player in players))
-    created = referee().create(
-        players,
-        rules=body["rules"],
-        seed=body.get("seed"),
-        setup=body.get("setup"),
-        owner=owner,
-    )
-    match = created.match
-    if scenario is not None and scenario.draft is not None:
-        seat = match.current_seat
-        referee().save_draft(match.id, created.tokens[seat], scenario.draft)
-        match, _, _ = referee().view(match.id, None)
+    created = referee().create(players, owner=owner, **deal)
+    match = _with_scenario_draft(created, SCENARIOS.get(body.get("scenario", "")))
     tokens = dict(enumerate(created.tokens))
     answer = {
         "id": match.id,
@@ -125,6 +107,30 @@ def create_match() -> tuple[Response, int, dict[str, str]]:
     }
     headers = {"Location": url_for(".get_match", match_id=match.id), "ETag": etag(match.version)}
     return jsonify(answer), 201, headers
+
+
+def _dealt(body: dict[str, Any]) -> tuple[Sequence[PlayerSpec], dict[str, Any]]:
+    """The players and the deal (``rules``, ``seed``, ``setup``) a new match's body asks for:
+    its own, a named scenario's, or a record's position (the test features)."""
+    scenario = SCENARIOS.get(body.get("scenario", ""))
+    if scenario is not None:
+        deal = {"rules": scenario.rules, "seed": scenario.seed, "setup": scenario.setup}
+        return scenario.seated(body.get("players")), deal
+    if "from_record" in body:
+        given = parsed_record(body["from_record"]["record"])
+        players, setup = setup_at(given, body["from_record"]["turn"])
+        return players, {"rules": given.rules, "setup": setup}
+    deal = {"rules": body["rules"], "seed": body.get("seed"), "setup": body.get("setup")}
+    return body["players"], deal
+
+
+def _with_scenario_draft(created: Created, scenario: Scenario | None) -> Match:
+    """The new match, after the draft its scenario has the seat to move share, if any."""
+    if scenario is None or scenario.draft is None:
+        return created.match
+    seat = created.match.current_seat
+    referee().save_draft(created.match.id, created.tokens[seat], scenario.draft)
+    return referee().view(created.match.id, None)[0]
 
 
 @blueprint.get("/v1/scenarios")
