@@ -82,6 +82,7 @@ _TURN_ENDS = frozenset(
         EventType.DREW,
         EventType.PASSED,
         EventType.TURN_TIMED_OUT,
+        EventType.FLAG_FELL,
     }
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -224,7 +225,7 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
     if match.owner is None:
         return None
     found: list[Notice] = []
-    turn_moved = False
+    turn_moved = retimed = False
     advanced_by = 0.0
     for event in events:
         data: dict[str, Any] = {"match_id": match.id, "version": event.version}
@@ -233,6 +234,8 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
         elif event.type is EventType.CLOCK_ADVANCED:
             seconds = event.data.get("seconds")
             advanced_by += seconds if isinstance(seconds, int | float) else 0.0
+        elif event.type is EventType.TIME_GIVEN and event.seat == match.current_seat:
+            retimed = True  # the running turn's bank got time: its warning moves
         if event.type is EventType.GAME_OVER:
             data["game_number"] = event.data.get("game_number")
             data["scores"] = event.data.get("scores")
@@ -248,12 +251,13 @@ def notices_of(match: Match, events: Sequence[Event], now: float) -> Notices | N
     warn: TurnWarning | None = None
     if match.status is not Status.PLAYING:
         warn = ()
-    elif turn_moved:
+    elif turn_moved or retimed:
         warn = ()
         player = match.players[match.current_seat]
         if not player.bot:
             data = _turn_data(match)
-            found.append(Notice(NoticeType.TURN_STARTED, match.turn_started, data))
+            if turn_moved:
+                found.append(Notice(NoticeType.TURN_STARTED, match.turn_started, data))
             warn = _warning(match, data)
     elif advanced_by and not match.players[match.current_seat].bot:
         warn = _rewarn(match, now, advanced_by)

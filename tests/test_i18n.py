@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from service import i18n
-from service.rules import Rules, Tile, check_turn, classify, parse_tiles
+from service.rules import FreedJoker, Rules, Tile, check_turn, classify, parse_tiles
 from service.rules.sets import SetFault
 from service.rules.turn import TurnFault
 
@@ -91,6 +91,11 @@ def turn_violations() -> list:
     found += check_turn(
         tiles("R1 R2 J"), tiles("R1 R2", "J R3 R4"), rack("R3 R4"), melded=True, rules=locked
     )
+    new_set = Rules(freed_joker=FreedJoker.NEW_SET)
+    found += check_turn(
+        tiles("R5 R6 J", "B1 B2 B3"), tiles("R5 R6 R7", "B1 B2 B3 J"), rack("R7"), melded=True,
+        rules=new_set,
+    )  # fmt: skip
     return found
 
 

@@ -1,4 +1,5 @@
-"""Server-to-server endpoints: listing an app's matches, new seat tokens, leave, cancel, rematch.
+"""Server-to-server endpoints: listing an app's matches, new seat tokens, leave, cancel, rematch,
+and giving time to a seat's bank.
 
 The app is named by ``X-API-Key`` (:mod:`service.api.apps`); a seat by its bearer token.
 """
@@ -15,6 +16,7 @@ from service.api import apps, auth
 from service.api.extensions import referee
 from service.api.fields import WholeNumber, plain_text
 from service.api.parsing import load_body, load_query
+from service.api.schemas import give_time_schema
 from service.game import MAX_REF_LENGTH, Match, Status
 from service.referee import BadToken, Rematched
 
@@ -84,6 +86,15 @@ def leave(match_id: str) -> Response:
     body = load_body(leave_body)
     token, app = _seat_or_app()
     match, now = referee().leave(match_id, token=token, app=app, seat=body.get("seat"))
+    return _answer(match, now, owner=app is not None and token is None)
+
+
+@blueprint.post("/v1/matches/<match_id>/seats/<int:seat>/time")
+def give_time(match_id: str, seat: int) -> Response:
+    """Give time to a seat's bank: another seat's courtesy (its token), or the owner's key."""
+    body = load_body(give_time_schema)
+    token, app = _seat_or_app()
+    match, now = referee().give_time(match_id, seat, body["seconds"], token=token, app=app)
     return _answer(match, now, owner=app is not None and token is None)
 
 

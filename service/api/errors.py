@@ -22,7 +22,14 @@ from werkzeug.exceptions import HTTPException
 from service.api.apps import API_KEY_HEADER, KeyRefused, RefWithoutKey, TestFeaturesOff
 from service.api.connections import Refused, ServerBusy, TooManyStreams
 from service.api.language import localized
-from service.game import GameError, InvalidMatch, PassRefused, UnknownSeat
+from service.game import (
+    BadTimeGift,
+    GameError,
+    InvalidMatch,
+    PassRefused,
+    RedealRefused,
+    UnknownSeat,
+)
 from service.jsoncodec import dumps
 from service.observability import record_refusal
 from service.record import RecordError
@@ -162,6 +169,8 @@ ANSWERS: dict[type[Exception], Answer] = {
     StaleVersion: Answer(412, "The match has changed", _stale),
     InvalidMatch: Answer(422, "Refused"),
     PassRefused: Answer(422, "Refused"),
+    RedealRefused: Answer(422, "Refused"),
+    BadTimeGift: Answer(400, "Time cannot be given so"),
     IllegalTurn: Answer(422, "The play breaks the rules", _illegal),
     IdempotencyMismatch: Answer(422, "Idempotency-Key reused"),
     SeatRequired: Answer(422, "Which seat?"),

@@ -25,6 +25,7 @@ from service.api.schemas import (
 from service.game import Match, PlayerSpec
 from service.game.scenarios import SCENARIOS, Scenario
 from service.game.state import sorted_rack
+from service.jsoncodec import dumps
 from service.record import setup_at
 from service.referee import Created, MatchNotFound, Moved
 from service.rules import codes_of, name_readings
@@ -163,9 +164,12 @@ def get_match(match_id: str) -> Response:
     if auth.if_none_match() == match.version:
         return Response(status=304, headers={"ETag": etag(match.version)})
     reader = reader_of(match, seat, app)
-    body = rendered_views().json(
-        (match.id, match.version, reader), now, lambda at: _view(match, reader, at)
-    )
+    if match.banks:  # a bank's time_left counts down: the view differs with the clock
+        body = dumps(_view(match, reader, now))
+    else:
+        body = rendered_views().json(
+            (match.id, match.version, reader), now, lambda at: _view(match, reader, at)
+        )
     response = json_provider().encoded(body)
     response.headers["ETag"] = etag(match.version)
     return response
@@ -202,6 +206,12 @@ def put_draft(match_id: str) -> Response:
 def next_game(match_id: str) -> Response:
     """Start the next game once the last one is over."""
     return _moved(referee().next_game(match_id, auth.bearer_token(), guards=auth.guards()))
+
+
+@blueprint.post("/v1/matches/<match_id>/redeal")
+def redeal(match_id: str) -> Response:
+    """Deal both racks anew: a rack dealt 3 doubles asks, before the first move (MSO rules)."""
+    return _moved(referee().redeal(match_id, auth.bearer_token(), guards=auth.guards()))
 
 
 @blueprint.get("/v1/matches/<match_id>/hint")

@@ -16,24 +16,33 @@ from service.api.fields import (
     plain_text,
 )
 from service.config import Settings
-from service.game import MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
+from service.game import MAX_GIFT_SECONDS, MAX_REF_LENGTH, MAX_TURN_SECONDS, PlayerSpec, Setup
 from service.game.scenarios import SCENARIOS
 from service.record import MAX_TURNS as MAX_RECORD_TURNS
 from service.rules import (
     FAILED_TURN_PENALTIES,
+    PRESET_PLAYERS,
+    Clock,
+    ClockType,
+    Delay,
     FirstPlayerJoker,
+    FreedJoker,
     InvalidTileCode,
     MatchWinner,
+    Preset,
     Rules,
     StalemateEnd,
     StalemateScoring,
     Tile,
     TileSet,
+    rules_with,
 )
+from service.rules.clock import MAX_BANK_SECONDS, MAX_CLOCK_STEP_SECONDS
 
 __all__ = [
     "TEST_FIELDS",
     "create_match_schema",
+    "give_time_schema",
     "plain_table_body",
     "table_body_schema",
     "test_mode_create_match_schema",
@@ -51,7 +60,35 @@ def _choice(enum_type: Any) -> fields.String:
     return fields.String(validate=validate.OneOf([member.value for member in enum_type]))
 
 
+class ClockSchema(Schema):
+    type = _choice(ClockType)
+    bank_seconds = WholeNumber(validate=validate.Range(min=1, max=MAX_BANK_SECONDS))
+    increment_seconds = WholeNumber(validate=validate.Range(min=0, max=MAX_CLOCK_STEP_SECONDS))
+    delay_seconds = WholeNumber(validate=validate.Range(min=0, max=MAX_CLOCK_STEP_SECONDS))
+    delay = _choice(Delay)
+
+    @validates_schema
+    def bank_fields_need_a_bank(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("type", ClockType.TURN.value) == ClockType.TURN.value and set(data) - {"type"}:
+            raise ValidationError('bank fields need a bank clock: {"type": "bank", ...}')
+
+    @post_load
+    def make(self, data: dict[str, Any], **kwargs: Any) -> Clock:
+        kind = ClockType(data.pop("type", ClockType.TURN.value))
+        if kind is ClockType.TURN:
+            return Clock()
+        delay = Delay(data.pop("delay", Delay.BRONSTEIN.value))
+        return Clock(kind, delay=delay, **data)
+
+
 class RulesSchema(Schema):
+    preset = _choice(Preset)
+    clock = fields.Nested(ClockSchema)
+    freed_joker = _choice(FreedJoker)
+    dealt_jokers = WholeNumber(validate=validate.Range(min=0, max=2))
+    joker_penalty = WholeNumber(validate=validate.Range(min=0, max=100))
+    never_melded_penalty = WholeNumber(validate=validate.Range(min=0, max=1000))
+    redeal_three_doubles = Flag()
     tile_set = _choice(TileSet)
     turn_seconds = WholeNumber(validate=validate.Range(min=0, max=MAX_TURN_SECONDS))
     initial_meld_points = WholeNumber(validate=validate.Range(min=0, max=1000))
@@ -72,6 +109,8 @@ class RulesSchema(Schema):
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> Rules:
         enums = {
+            "preset": Preset,
+            "freed_joker": FreedJoker,
             "tile_set": TileSet,
             "match_winner": MatchWinner,
             "stalemate_scoring": StalemateScoring,
@@ -79,7 +118,7 @@ class RulesSchema(Schema):
             "first_player_joker": FirstPlayerJoker,
         }
         values: dict[str, Any] = {k: enums[k](v) if k in enums else v for k, v in data.items()}
-        return Rules(**values)
+        return rules_with(values)
 
 
 class PlayerSchema(Schema):
@@ -134,6 +173,19 @@ class CreateMatchSchema(Schema):
     scenario = fields.String(validate=validate.OneOf(list(SCENARIOS)))
     from_record = fields.Nested(FromRecordSchema)
 
+    @validates_schema
+    def players_the_preset_is_for(self, data: dict[str, Any], **kwargs: Any) -> None:
+        rules, players = data.get("rules"), data.get("players")
+        if not isinstance(rules, Rules) or players is None:
+            return
+        wanted = PRESET_PLAYERS.get(rules.preset)
+        if wanted is not None and len(players) != wanted:
+            raise ValidationError(
+                f"the {rules.preset.value} preset is for exactly {wanted} players, "
+                f"not {len(players)}",
+                "players",
+            )
+
     @validates_schema(pass_original=True)
     def test_mode_only(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not self.test_mode:
@@ -156,6 +208,10 @@ class CreateMatchSchema(Schema):
         for name in ("rules", "seed", "setup"):
             if isinstance(original, dict) and name in original:
                 raise ValidationError("a scenario sets its own rules and deal", name)
+
+
+class GiveTimeSchema(Schema):
+    seconds = WholeNumber(required=True, validate=validate.Range(min=1, max=MAX_GIFT_SECONDS))
 
 
 class TableBodySchema(Schema):
@@ -196,3 +252,4 @@ class TestModeCreateMatchSchema(CreateMatchSchema):
 create_match_schema = CreateMatchSchema()
 test_mode_create_match_schema = TestModeCreateMatchSchema()
 table_body_schema = TableBodySchema()
+give_time_schema = GiveTimeSchema()

@@ -8,8 +8,10 @@ the new match and the public :class:`Event` records it produced, one version eac
 - a turn: :func:`play`, :func:`draw`, :func:`pass_turn`, :func:`save_draft`;
 - a match's life: :func:`leave` (a bot takes the seat), :func:`cancel`, :func:`rematch`
   and :func:`record_rematch`;
-- time: :func:`settle` handles every passed deadline, in order; :func:`advance` also
-  plays bot turns and ends a stalemate the solver proves;
+- time: :func:`settle` handles every passed deadline (a flag fall too), in order;
+  :func:`advance` also plays bot turns and ends a stalemate the solver proves;
+  :func:`give_time` adds to a bank;
+- the MSO rules: :func:`redeal`;
 - the solver's proof: :func:`stalemate_if_nobody_can_play`;
 - storage: :func:`to_dict`, :func:`from_dict`, :func:`event_to_dict`, :func:`event_from_dict`;
 - clients: :func:`public_view`, :func:`private_view`, :func:`owner_view` (with refs).
@@ -19,6 +21,7 @@ Errors are drawn in :mod:`service.game.errors`; a play that breaks the rules rai
 """
 
 from service.game.autoplay import Autoplay, advance
+from service.game.clocks import MAX_GIFT_SECONDS, give_time, time_left
 from service.game.codec import (
     FORMAT,
     event_from_dict,
@@ -32,6 +35,7 @@ from service.game.deal import HAND_SIZE
 from service.game.ending import match_winner
 from service.game.errors import (
     BadSetup,
+    BadTimeGift,
     DeadlinePassed,
     GameError,
     InvalidMatch,
@@ -42,6 +46,8 @@ from service.game.errors import (
     PassRefused,
     PoolEmpty,
     PoolNotEmpty,
+    RedealRefused,
+    RuleNotInForce,
     SeatIsBot,
     SeatReissued,
     UnknownSeat,
@@ -57,6 +63,7 @@ from service.game.lifecycle import (
     require_human,
 )
 from service.game.match import MAX_REF_LENGTH, MAX_TURN_SECONDS, from_setup, new_match, next_game
+from service.game.redeal import redeal
 from service.game.state import *  # the match and its values: state.__all__
 from service.game.timers import advance_clock, draft_changes_table, settle
 from service.game.turns import draw, pass_turn, play, save_draft, stalemate_if_nobody_can_play
@@ -69,6 +76,7 @@ __all__ = [
     "FORMAT",
     "HAND_SIZE",
     "BadSetup",
+    "BadTimeGift",
     "CanPlay",
     "DeadlinePassed",
     "Ending",
@@ -77,6 +85,7 @@ __all__ = [
     "GameError",
     "GameResult",
     "InvalidMatch",
+    "MAX_GIFT_SECONDS",
     "MAX_REF_LENGTH",
     "MAX_TURN_SECONDS",
     "Match",
@@ -89,6 +98,8 @@ __all__ = [
     "PlayerSpec",
     "PoolEmpty",
     "PoolNotEmpty",
+    "RedealRefused",
+    "RuleNotInForce",
     "SeatIsBot",
     "SeatReissued",
     "Setup",
@@ -104,6 +115,7 @@ __all__ = [
     "event_to_dict",
     "from_dict",
     "from_setup",
+    "give_time",
     "leave",
     "match_winner",
     "new_match",
@@ -114,6 +126,7 @@ __all__ = [
     "private_view",
     "public_view",
     "record_rematch",
+    "redeal",
     "reissue_tokens",
     "rematch",
     "rematch_players",
@@ -124,5 +137,6 @@ __all__ = [
     "settle",
     "stalemate_if_nobody_can_play",
     "summary",
+    "time_left",
     "to_dict",
 ]

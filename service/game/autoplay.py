@@ -114,7 +114,7 @@ def _prove_stalemate(match: Match, autoplay: Autoplay) -> Transition:
         seats = [match.current_seat]
         ending = Ending.FIRST_CANNOT_PLAY
     else:
-        seats = list(range(len(match.players)))
+        seats = list(match.in_game)
         ending = Ending.NOBODY_CAN_PLAY
     for seat in seats:
         player = match.players[seat]

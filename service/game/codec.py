@@ -33,7 +33,17 @@ from service.game.state import (
     Table,
     table_codes,
 )
-from service.rules import Outcome, Reason, Rules, Tile, codes_of, parse_tiles
+from service.rules import (
+    Clock,
+    Outcome,
+    Reason,
+    Rules,
+    Tile,
+    clock_from_dict,
+    clock_to_dict,
+    codes_of,
+    parse_tiles,
+)
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -69,6 +79,18 @@ _RULES_2: dict[str, Any] = {
     "failed_turn_penalty": 3,
 }
 """The rule options format 2 leaves out when a match uses these values: never change it."""
+_RULES_LATER: dict[str, Any] = {
+    "preset": "official",
+    "clock": {"type": "turn"},
+    "freed_joker": "any_set",
+    "dealt_jokers": 0,
+    "joker_penalty": 30,
+    "never_melded_penalty": 0,
+    "redeal_three_doubles": False,
+}
+"""Options added after format 2 was fixed, left out at these values (which every match
+stored before them had): never change it either."""
+_LEFT_OUT = {**_RULES_2, **_RULES_LATER}
 
 
 def to_dict(match: Match) -> dict[str, Any]:
@@ -96,6 +118,9 @@ def to_dict(match: Match) -> dict[str, Any]:
     }
     optional = {
         "dr": None if match.draft is None else _table_row(match.draft),
+        "bk": list(match.banks) or None,
+        "fl": list(match.flagged) or None,
+        "tp": match.turns_played or None,
         "td": match.turn_deadline,
         "seed": match.seed,
         "w": match.winner,
@@ -165,7 +190,7 @@ def _stored_options_of(rules: Rules) -> dict[str, Any]:
     return {
         name: value
         for name, value in _rules_items(rules)
-        if name not in _RULES_2 or _RULES_2[name] != value
+        if name not in _LEFT_OUT or _LEFT_OUT[name] != value
     }
 
 
@@ -193,15 +218,25 @@ _table_row = _PerObject(_table_row_of, 4096)
 def _stored_rules(options: Mapping[str, Any]) -> Rules:
     """The rules of a format 2 state (the options that differ from ``_RULES_2``)."""
     try:
-        return _rules_of_options(tuple(sorted(options.items())))
+        frozen = tuple(sorted((name, _frozen(value)) for name, value in options.items()))
+        return _rules_of_options(frozen)
     except TypeError:  # an unhashable value: read it the long way (which refuses it)
-        return rules_from_dict({**_RULES_2, **options})
+        return rules_from_dict({**_LEFT_OUT, **options})
+
+
+def _frozen(value: Any) -> Any:
+    """A clock's dict as a hashable tuple of its items (:func:`_rules_of_options` thaws it)."""
+    return ("dict", tuple(sorted(value.items()))) if isinstance(value, dict) else value
 
 
 @lru_cache(maxsize=256)
 def _rules_of_options(options: tuple[tuple[str, Any], ...]) -> Rules:
     # Every load decodes a state: work each set of options out once (Rules never changes).
-    return rules_from_dict({**_RULES_2, **dict(options)})
+    thawed = {
+        name: dict(value[1]) if isinstance(value, tuple) and value[:1] == ("dict",) else value
+        for name, value in options
+    }
+    return rules_from_dict({**_LEFT_OUT, **thawed})
 
 
 @lru_cache(maxsize=4096)
@@ -270,6 +305,9 @@ def _match_from_format_2(data: Mapping[str, Any]) -> Match:
         rematch_id=_optional_str(data.get("rm")),
         deals=tuple(map(_deal_of_row, data.get("dl") or ())),
         owner_reissued=tuple(int(seat) for seat in data.get("or") or ()),
+        banks=tuple(float(bank) for bank in data.get("bk") or ()),
+        flagged=tuple(int(seat) for seat in data.get("fl") or ()),
+        turns_played=int(data.get("tp") or 0),
     )
 
 
@@ -349,6 +387,9 @@ def to_dict_format_1(match: Match) -> dict[str, Any]:
         "owner": match.owner,
         "rematch_id": match.rematch_id,
         "owner_reissued": list(match.owner_reissued),
+        "banks": list(match.banks),
+        "flagged": list(match.flagged),
+        "turns_played": match.turns_played,
     }
 
 
@@ -378,8 +419,11 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
 
 
 def rules_to_dict(rules: Rules) -> dict[str, Any]:
-    """Return every rule option by name, enums as their values."""
-    return dict(_rules_items(rules))
+    """Return every rule option by name, enums as their values, the clock as a dict."""
+    return {
+        name: dict(value) if isinstance(value, dict) else value
+        for name, value in _rules_items(rules)
+    }
 
 
 @lru_cache(maxsize=256)
@@ -405,7 +449,11 @@ def rules_from_dict(data: Mapping[str, Any]) -> Rules:
     values: dict[str, Any] = {}
     for name, value in data.items():
         default = getattr(_DEFAULT_RULES, name)
-        values[name] = type(default)(value) if isinstance(default, enum.Enum) else value
+        if isinstance(default, enum.Enum):
+            value = type(default)(value)
+        elif isinstance(default, Clock):
+            value = clock_from_dict(value)
+        values[name] = value
     return Rules(**values)
 
 
@@ -421,6 +469,8 @@ def result_to_dict(result: GameResult) -> dict[str, Any]:
 
 
 def _plain(value: object) -> object:
+    if isinstance(value, Clock):
+        return clock_to_dict(value)
     return value.value if isinstance(value, enum.Enum) else value
 
 
@@ -496,7 +546,10 @@ def _match_from_dict(data: Mapping[str, Any]) -> Match:
         created_at=float(data["created_at"]),
         winner=_optional_int(data["winner"]),
         clock_offset=float(data.get("clock_offset", 0.0)),
-        owner=_optional_str(data.get("owner")),  # these two are absent in older stored states
+        owner=_optional_str(data.get("owner")),  # these are absent in older stored states
         rematch_id=_optional_str(data.get("rematch_id")),
         owner_reissued=tuple(int(seat) for seat in data.get("owner_reissued") or ()),
+        banks=tuple(float(bank) for bank in data.get("banks") or ()),
+        flagged=tuple(int(seat) for seat in data.get("flagged") or ()),
+        turns_played=int(data.get("turns_played") or 0),
     )

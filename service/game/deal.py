@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from service.rules import FirstPlayerJoker, Rules, Tile, TileSet, full_set
+from service.rules import JOKER, FirstPlayerJoker, Rules, Tile, TileSet, full_set
 
 __all__ = [
     "HAND_SIZE",
@@ -19,6 +19,8 @@ __all__ = [
     "Deal",
     "FirstPlayerDraw",
     "deal",
+    "deal_tiles",
+    "doubles",
     "draw_for_first_player",
     "shuffled_box",
 ]
@@ -84,14 +86,32 @@ def deal(seats: int, *, rules: Rules, rng: random.Random) -> Deal:
     pool's next tile, until its rack holds no duplicate (at most :data:`MAX_EXCHANGES`
     times per seat).
     """
-    box = shuffled_box(rules.tile_set, rng)
-    racks = [box[seat * HAND_SIZE : (seat + 1) * HAND_SIZE] for seat in range(seats)]
-    pool = box[seats * HAND_SIZE :]
+    return deal_tiles(list(full_set(rules.tile_set).elements()), seats, rules=rules, rng=rng)
+
+
+def deal_tiles(tiles: list[Tile], seats: int, *, rules: Rules, rng: random.Random) -> Deal:
+    """Shuffle ``tiles`` and deal them as :func:`deal` deals the box (a redeal deals the
+    tiles of the racks and the pool again). With ``rules.dealt_jokers`` each rack gets that
+    many jokers first, then the random tiles that fill it."""
+    box = list(tiles)
+    rng.shuffle(box)
+    given = rules.dealt_jokers
+    for _ in range(given * seats):
+        box.remove(JOKER)
+    size = HAND_SIZE - given
+    racks = [[JOKER] * given + box[seat * size : (seat + 1) * size] for seat in range(seats)]
+    pool = box[seats * size :]
     exchanged = [0] * seats
     if rules.redeal_duplicates:
         for seat, rack in enumerate(racks):
             exchanged[seat] = _return_duplicates(rack, pool, rng)
     return Deal(tuple(tuple(rack) for rack in racks), tuple(pool), tuple(exchanged))
+
+
+def doubles(rack: Iterable[Tile]) -> list[Tile]:
+    """The numbered tiles ``rack`` holds twice or more (a double: a pair of identical tiles)."""
+    counts = Counter(tile for tile in rack if not tile.is_joker)
+    return sorted((tile for tile, count in counts.items() if count >= 2), key=lambda t: t.code)
 
 
 def _bag(tile_set: TileSet, rng: random.Random) -> Iterator[Tile]:

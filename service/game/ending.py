@@ -5,10 +5,17 @@ A match is finished after its last game (``rules.rounds`` × players), or, with
 The match winner has the highest total (ties: most games won), or with
 :attr:`MatchWinner.MOST_GAMES` the most games won (ties: highest total); a tie
 that remains goes to the lowest seat number.
+
+What a loser pays is its *charge* (:mod:`service.rules.scoring`): its rack total with
+jokers at ``rules.joker_penalty``, or under ``rules.never_melded_penalty`` that charge for a
+player who never melded, doubled when the exact solver finds sets worth the initial meld in
+the rack they end with, within :data:`NEVER_MELDED_BUDGET` seconds (when it cannot decide in
+time, the single charge: docs/RULINGS.md).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -26,20 +33,45 @@ from service.game.state import (
 from service.rules import (
     MatchWinner,
     Outcome,
+    Reason,
     Rules,
     codes_of,
+    never_melded_charge,
+    rack_total,
     score_abandoned,
     score_stalemate,
     score_went_out,
 )
+from service.rules.solver import can_play
 
-__all__ = ["abandon", "end_game", "match_is_over", "match_winner", "stalemate", "went_out"]
+__all__ = [
+    "NEVER_MELDED_BUDGET",
+    "abandon",
+    "charges",
+    "end_game",
+    "last_one_in",
+    "match_is_over",
+    "match_winner",
+    "stalemate",
+    "went_out",
+]
+
+NEVER_MELDED_BUDGET = 2.0
 
 
 def went_out(match: Match, seat: int, *, at: float) -> Transition:
     """End the game that ``seat`` won by emptying their rack."""
-    outcome = score_went_out([player.rack for player in match.players], seat)
+    racks = [player.rack for player in match.players]
+    outcome = score_went_out(racks, seat, charges=charges(match, winner=seat))
     return end_game(match, outcome, Ending.WENT_OUT, at=at)
+
+
+def last_one_in(match: Match, seat: int, *, at: float) -> Transition:
+    """End the game that ``seat`` won as the last seat whose flag had not fallen: scored as if
+    it had gone out, reason ``flag``."""
+    racks = [player.rack for player in match.players]
+    outcome = score_went_out(racks, seat, charges=charges(match, winner=seat), reason=Reason.FLAG)
+    return end_game(match, outcome, Ending.FLAG, at=at)
 
 
 def stalemate(match: Match, ending: Ending, *, next_seat: int, at: float) -> Transition:
@@ -48,8 +80,27 @@ def stalemate(match: Match, ending: Ending, *, next_seat: int, at: float) -> Tra
         [player.rack for player in match.players],
         scoring=match.rules.stalemate_scoring,
         next_seat=next_seat,
+        charges=charges(match),
+        out=match.flagged,
     )
     return end_game(match, outcome, ending, at=at)
+
+
+def charges(match: Match, *, winner: int | None = None) -> list[int]:
+    """What each seat pays as a loser (see the module); ``winner`` pays nothing."""
+    rules = match.rules
+    return [
+        0 if seat == winner else _charge(player, rules) for seat, player in enumerate(match.players)
+    ]
+
+
+def _charge(player: Player, rules: Rules) -> int:
+    if rules.never_melded_penalty and not player.melded:
+        could_meld = can_play(
+            (), Counter(player.rack), melded=False, rules=rules, time_budget=NEVER_MELDED_BUDGET
+        )
+        return never_melded_charge(rules.never_melded_penalty, could_meld=could_meld)
+    return rack_total(player.rack, joker=rules.joker_penalty)
 
 
 def abandon(match: Match, *, at: float) -> Transition:

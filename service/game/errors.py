@@ -16,7 +16,10 @@ Exception tree (each class carries a stable ``kind``, the end of the problem ``t
     ├── SeatIsBot                    a bot plays that seat (from the start, or since it left)
     ├── SeatReissued                 the owner gave the seat a token: a seat token of the match
     │                                before it no longer claims it (a rematch)
-    └── PassRefused                  a pass although a legal play exists (or none is proven)
+    ├── PassRefused                  a pass although a legal play exists (or none is proven)
+    ├── RuleNotInForce               the match's rules have no such thing (a bank, a redeal)
+    ├── RedealRefused                a redeal asked for by a rack without 3 doubles
+    └── BadTimeGift (ValueError)     time given to oneself, or outside 1 to 3600 seconds
 
 A play or a draft that breaks a rule raises :class:`service.rules.IllegalTurn`
 with its violations; :class:`MatchDecodeError` (a ``ValueError``) means stored
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 __all__ = [
     "BadSetup",
+    "BadTimeGift",
     "DeadlinePassed",
     "GameError",
     "InvalidMatch",
@@ -37,6 +41,8 @@ __all__ = [
     "PassRefused",
     "PoolEmpty",
     "PoolNotEmpty",
+    "RedealRefused",
+    "RuleNotInForce",
     "SeatIsBot",
     "SeatReissued",
     "UnknownSeat",
@@ -127,6 +133,25 @@ class PassRefused(GameError):
     """A pass was asked for although the solver found a legal play, or could not rule."""
 
     kind = "pass-refused"
+
+
+class RuleNotInForce(GameError):
+    """The match's rules have no such thing: time given without a bank clock, a redeal
+    asked for under rules that have none."""
+
+    kind = "rule-not-in-force"
+
+
+class RedealRefused(GameError):
+    """A redeal asked for by a seat whose dealt rack does not hold 3 doubles."""
+
+    kind = "redeal-refused"
+
+
+class BadTimeGift(GameError, ValueError):
+    """Time given by a seat to itself, or a number of seconds outside 1 to 3600."""
+
+    kind = "bad-time-gift"
 
 
 class MatchDecodeError(ValueError):

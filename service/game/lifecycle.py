@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+from service.game.clocks import charge_turn
 from service.game.ending import abandon
 from service.game.errors import (
     MatchCanceled,
@@ -26,6 +27,7 @@ from service.game.errors import (
 from service.game.match import new_match
 from service.game.state import EventType, Match, PlayerSpec, Status, Transition, record
 from service.game.turns import require_seat, start_turn
+from service.rules import TurnEnd
 
 __all__ = [
     "cancel",
@@ -55,8 +57,9 @@ def leave(match: Match, seat: int, *, now: float) -> Transition:
         raise WrongPhase(f"the match is {match.status.value}: there is nothing to leave")
     taken_over = match.with_player(seat, replace(player, bot=True, left=True))
     its_turn = match.status is Status.PLAYING and match.current_seat == seat
-    if its_turn:
-        taken_over = start_turn(taken_over, seat, at=now)  # the bot plays this turn at once
+    if its_turn:  # the time the player used is charged; the bot plays this turn at once
+        taken_over, _ = charge_turn(taken_over, seat, at=now, ended=TurnEnd.TIMEOUT)
+        taken_over = start_turn(taken_over, seat, at=now)
     left = record(taken_over, EventType.PLAYER_LEFT, at=now, seat=seat, name=player.name)
     if taken_over.humans:
         return left

@@ -12,7 +12,9 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
+from service.game.clocks import starting_banks, time_left
 from service.game.codec import rules_to_dict
 from service.game.deal import deal, draw_for_first_player
 from service.game.errors import BadSetup, InvalidMatch, MatchCanceled, WrongPhase
@@ -31,7 +33,17 @@ from service.game.state import (
     table_codes,
 )
 from service.game.turns import start_turn
-from service.rules import Rules, Tile, TileSet, classify, codes_of, full_set, tiles_of
+from service.rules import (
+    JOKER,
+    PRESET_PLAYERS,
+    Rules,
+    Tile,
+    TileSet,
+    classify,
+    codes_of,
+    full_set,
+    tiles_of,
+)
 
 __all__ = [
     "MAX_PLAYERS",
@@ -227,8 +239,12 @@ def _start_game(
         game_number=game_number,
         game_first_seat=first_seat,
         passes_in_a_row=0,
+        banks=starting_banks(match.rules, len(racks)),
+        flagged=(),
+        turns_played=0,
     )
     started = start_turn(dealt, first_seat, at=at)
+    clock: dict[str, Any] = {} if not started.banks else {"time_left": time_left(started, now=at)}
     return record(
         started,
         EventType.GAME_STARTED,
@@ -242,6 +258,7 @@ def _start_game(
         table=table_codes(table),
         melded=list(melded),
         turn_deadline=started.turn_deadline,
+        **clock,
     )
 
 
@@ -262,7 +279,18 @@ def _check_match(players: Sequence[PlayerSpec], rules: Rules) -> None:
     refs = [spec.ref for spec in players if spec.ref is not None]
     if len(set(refs)) != len(refs):
         raise InvalidMatch("two seats have the same ref: a ref names one user")
+    wanted = PRESET_PLAYERS.get(rules.preset)
+    if wanted is not None and len(players) != wanted:
+        raise InvalidMatch(
+            f"the {rules.preset.value} rules are for exactly {wanted} players, not {len(players)}"
+        )
     _check_rules(rules)
+    jokers = full_set(rules.tile_set)[JOKER]
+    if rules.dealt_jokers * len(players) > jokers:
+        raise InvalidMatch(
+            f"{rules.dealt_jokers} jokers dealt to each of {len(players)} players: the "
+            f"{rules.tile_set.value} set holds only {jokers}"
+        )
 
 
 def _check_rules(rules: Rules) -> None:

@@ -59,6 +59,7 @@ class Ending(enum.Enum):
     ALL_PASSED = "all_passed"  # with an empty pool, every player passed in a row
     FIRST_CANNOT_PLAY = "first_cannot_play"  # option: the first pass with an empty pool
     NOBODY_CAN_PLAY = "nobody_can_play"  # the solver proved that no player can play
+    FLAG = "flag"  # every other player's flag fell (bank clock)
     ABANDONED = "abandoned"  # the last human seat left
 
 
@@ -137,6 +138,9 @@ class Match:
     # its deal into the public log, and earlier games' are dropped here (None, or cut off)
     deals: tuple[Dealt | None, ...] = ()
     owner_reissued: tuple[int, ...] = ()  # seats whose token the owning app handed out
+    banks: tuple[float, ...] = ()  # bank clock: each seat's bank (see service.game.clocks)
+    flagged: tuple[int, ...] = ()  # the seats whose flag fell this game: out of it
+    turns_played: int = 0  # turns ended in this game (a redeal comes before the first)
 
     @property
     def is_over(self) -> bool:
@@ -156,6 +160,18 @@ class Match:
     def next_seat(self, seat: int) -> int:
         """The seat that plays after ``seat`` (clockwise)."""
         return (seat + 1) % len(self.players)
+
+    @property
+    def in_game(self) -> tuple[int, ...]:
+        """The seats still in the game: every seat but those whose flag fell."""
+        return tuple(seat for seat in range(len(self.players)) if seat not in self.flagged)
+
+    def next_in_game(self, seat: int) -> int:
+        """The seat still in the game that plays after ``seat`` (clockwise)."""
+        following = self.next_seat(seat)
+        while following in self.flagged and following != seat:
+            following = self.next_seat(following)
+        return following
 
     def with_player(self, seat: int, player: Player, **changes: Any) -> Match:
         """Return the match with ``player`` at ``seat``, and ``changes`` to its other fields
@@ -183,6 +199,9 @@ class EventType(enum.StrEnum):
     REMATCH_CREATED = "rematch_created"
     TOKENS_REISSUED = "tokens_reissued"
     CLOCK_ADVANCED = "clock_advanced"  # test mode only
+    FLAG_FELL = "flag_fell"
+    TIME_GIVEN = "time_given"
+    REDEALT = "redealt"
 
 
 @dataclass(frozen=True, slots=True)

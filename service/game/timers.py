@@ -7,16 +7,26 @@ as it was, the player draws 1 tile; with a draft that changed the table, they dr
 when the pool runs out). With an empty pool the expiry counts as
 a pass. The next turn's deadline counts from the expired deadline, not from now, so
 several turns can expire in one settlement.
+
+Under a bank clock a deadline may be the bank reaching zero: the flag falls. The turn ends as
+a timeout all the same (the draft thrown away, the tiles owed drawn; with an empty pool no
+pass is counted), then ``flag_fell``: the seat is out of the game, skipped from then on, its
+rack charged as a loser's when the game ends. When one seat is left in the game, the game
+ends at once and that seat scores as if it had gone out (reason ``flag``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
+from service.game.clocks import flag_falls
+from service.game.ending import last_one_in
 from service.game.state import EventType, Match, Status, Table, Transition, record
 from service.game.turns import end_turn, record_pass, take_from_pool
-from service.rules import set_key
+from service.rules import TurnEnd, set_key
 
 __all__ = ["TIMEOUT_TILES", "advance_clock", "draft_changes_table", "settle"]
 
@@ -55,6 +65,8 @@ def _expire(match: Match) -> Transition:
     at, seat = match.turn_deadline, match.current_seat
     reverted = draft_changes_table(match.draft, match.table)
     owed = match.rules.failed_turn_penalty if reverted else TIMEOUT_TILES
+    flag = flag_falls(match)
+    marked: dict[str, Any] = {"flag": True} if flag else {}
     timed_out = record(
         replace(match, draft=None),
         EventType.TURN_TIMED_OUT,
@@ -62,7 +74,10 @@ def _expire(match: Match) -> Transition:
         seat=seat,
         reverted=reverted,
         penalty=owed,
+        **marked,
     )
+    if flag:
+        return timed_out.then(lambda expired: _flag_fall(expired, seat, owed, at=at))
     if not match.pool:
         return timed_out.then(lambda expired: record_pass(expired, seat, at=at, timed_out=True))
     return timed_out.then(lambda expired: _draw_owed(expired, seat, owed, at=at))
@@ -70,7 +85,22 @@ def _expire(match: Match) -> Transition:
 
 def _draw_owed(match: Match, seat: int, owed: int, *, at: float) -> Transition:
     taken, drawn = take_from_pool(match, seat, owed)
-    return end_turn(taken, seat, EventType.DREW, at=at, count=len(drawn))
+    return end_turn(taken, seat, EventType.DREW, at=at, ended=TurnEnd.TIMEOUT, count=len(drawn))
+
+
+def _flag_fall(match: Match, seat: int, owed: int, *, at: float) -> Transition:
+    """``seat``'s bank reached zero: it draws what the timeout owes and is out of the game."""
+    if match.pool:
+        match, drawn = take_from_pool(match, seat, owed)
+    else:
+        drawn = ()
+    out = replace(match, flagged=tuple(sorted((*match.flagged, seat))))
+    left = out.in_game
+    game_end = partial(last_one_in, seat=left[0], at=at) if len(left) == 1 else None
+    return end_turn(
+        out, seat, EventType.FLAG_FELL, at=at, game_end=game_end, ended=TurnEnd.FLAG,
+        count=len(drawn),
+    )  # fmt: skip
 
 
 def advance_clock(match: Match, seconds: float, *, at: float) -> Transition:

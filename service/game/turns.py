@@ -15,6 +15,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from service.game.clocks import charge_turn, turn_deadline
 from service.game.ending import stalemate, went_out
 from service.game.errors import (
     DeadlinePassed,
@@ -42,6 +43,7 @@ from service.rules import (
     IllegalTurn,
     StalemateEnd,
     Tile,
+    TurnEnd,
     check_conservation,
     check_turn,
     codes_of,
@@ -161,7 +163,8 @@ def stalemate_if_nobody_can_play(match: Match, *, now: float, can_play: CanPlay)
     """
     if match.status is not Status.PLAYING or match.pool:
         return Transition(match, ())
-    for player in match.players:
+    for seat in match.in_game:
+        player = match.players[seat]
         if can_play(match.table, Counter(player.rack), player.melded, match.rules) is not False:
             return Transition(match, ())
     return stalemate(match, Ending.NOBODY_CAN_PLAY, next_seat=match.current_seat, at=now)
@@ -180,8 +183,7 @@ def start_turn(match: Match, seat: int, *, at: float) -> Match:
 
 def _turn_start(match: Match, seat: int, at: float) -> dict[str, Any]:
     """The fields :func:`start_turn` changes."""
-    seconds = match.rules.turn_seconds
-    deadline = at + seconds if seconds else None
+    deadline = turn_deadline(match.rules, match.banks, seat, at)
     return {"current_seat": seat, "turn_started": at, "turn_deadline": deadline, "draft": None}
 
 
@@ -192,25 +194,38 @@ def end_turn(
     *,
     at: float,
     game_end: Callable[[Match], Transition] | None = None,
+    ended: TurnEnd = TurnEnd.PLAYER,
     **data: Any,
 ) -> Transition:
-    """Record ``seat``'s turn as ``event_type`` and start the next seat's turn.
+    """Record ``seat``'s turn as ``event_type`` (ended as ``ended``, which the bank clock
+    charges) and start the turn of the next seat still in the game.
 
     With ``game_end`` the game ends instead (the event names no next seat). The event's
-    data gets ``next_seat`` and ``turn_deadline``.
+    data gets ``next_seat`` and ``turn_deadline``, and under a bank clock what the turn
+    cost (see :mod:`service.game.clocks`).
     """
+    match, clock = charge_turn(match, seat, at=at, ended=ended)
+    data.update(clock)
+    played = {"turns_played": match.turns_played + 1}
     if game_end is not None:
         finished = record(
-            match, event_type, at=at, seat=seat, **data, next_seat=None, turn_deadline=None
+            match,
+            event_type,
+            at=at,
+            seat=seat,
+            changes=played,
+            **data,
+            next_seat=None,
+            turn_deadline=None,
         )
         return finished.then(game_end)
-    following = _turn_start(match, match.next_seat(seat), at)
+    following = _turn_start(match, match.next_in_game(seat), at)
     return record(  # the turn recorded and the next one started: one copy of the match
         match,
         event_type,
         at=at,
         seat=seat,
-        changes=following,
+        changes={**following, **played},
         **data,
         next_seat=following["current_seat"],
         turn_deadline=following["turn_deadline"],
@@ -238,15 +253,18 @@ def record_pass(match: Match, seat: int, *, at: float, timed_out: bool = False) 
     game_end = (
         None
         if ending is None
-        else partial(stalemate, ending=ending, next_seat=match.next_seat(seat), at=at)
+        else partial(stalemate, ending=ending, next_seat=match.next_in_game(seat), at=at)
     )
-    return end_turn(passed, seat, EventType.PASSED, at=at, game_end=game_end, timed_out=timed_out)
+    ended = TurnEnd.TIMEOUT if timed_out else TurnEnd.PLAYER
+    return end_turn(
+        passed, seat, EventType.PASSED, at=at, game_end=game_end, ended=ended, timed_out=timed_out
+    )
 
 
 def _stalemate_ending(match: Match) -> Ending | None:
     if match.rules.stalemate_end is StalemateEnd.FIRST_CANNOT_PLAY:
         return Ending.FIRST_CANNOT_PLAY
-    if match.passes_in_a_row >= len(match.players):
+    if match.passes_in_a_row >= len(match.in_game):
         return Ending.ALL_PASSED
     return None
 

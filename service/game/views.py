@@ -4,12 +4,17 @@ Neither ever shows the pool's tiles or order, nor another seat's rack. Times are
 epoch seconds; ``server_time`` is the ``now`` the caller read, so clients can run a
 countdown to ``turn_deadline``. Settle the match (:func:`service.game.settle`) before
 viewing it so that expired turns are not shown as running.
+
+Under a bank clock each player also shows ``time_left`` (as of ``server_time``; only the
+seat to move's counts down), ``clock_running`` and ``flagged`` (out of the game); a
+per-turn match's players carry none of them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from service.game.clocks import time_left
 from service.game.codec import result_to_dict, rules_to_dict
 from service.game.state import Match, Status, table_codes
 from service.game.turns import require_seat
@@ -26,7 +31,7 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
     the last finished game's result; ``winner`` is the match winner once finished.
     """
     playing = match.status is Status.PLAYING
-    return {
+    view: dict[str, Any] = {
         "id": match.id,
         "version": match.version,
         "status": match.status.value,
@@ -58,6 +63,13 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
         "winner": match.winner,
         "rematch_id": match.rematch_id,
     }
+    banks = time_left(match, now=now)
+    if banks is not None:
+        for seat, shown in enumerate(view["players"]):
+            shown["time_left"] = round(banks[seat], 3)
+            shown["clock_running"] = playing and seat == match.current_seat
+            shown["flagged"] = seat in match.flagged
+    return view
 
 
 def private_view(match: Match, seat: int, *, now: float) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def _turns(
             racks[seat].subtract(placed)
             table = tuple(tuple(tiles) for tiles in data["table"])
             add(seat, Action.PLAY, actor, at, table=table, placed=placed)
-        elif kind == EventType.DREW and timed_out is not None:
+        elif kind in (EventType.DREW, EventType.FLAG_FELL) and timed_out is not None:
             drawn = taken(seat, int(data["count"]))
             reverted = bool(timed_out["data"]["reverted"])
             add(seat, Action.TIMEOUT, By.REFEREE, at, drawn=drawn, reverted=reverted)
@@ -171,6 +171,9 @@ def _turns(
             timed_out = None
         elif kind == EventType.PASSED:
             add(seat, Action.PASS, actor, at)
+        elif kind == EventType.TIME_GIVEN:
+            giver = By.REFEREE if data.get("by_seat") is None else By.PLAYER
+            add(seat, Action.GIVE, giver, at, seconds=int(data["seconds"]))
         elif kind == EventType.PLAYER_LEFT:
             add(seat, Action.LEAVE, By.PLAYER, at)
             bots[seat] = True

@@ -27,6 +27,7 @@ class RecordFault(enum.Enum):
     DEADLINE_PASSED = "deadline_passed"
     TIMEOUT_BEFORE_DEADLINE = "timeout_before_deadline"
     TIMEOUT_WITHOUT_LIMIT = "timeout_without_time_limit"
+    GIVE_REFUSED = "time_given_refused"
     PLACED_WRONG = "placed_tiles_wrong"
     DRAW_NOT_FROM_POOL = "draw_not_from_pool"
     POOL_EMPTY = "pool_empty"

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
+from service.game import MAX_GIFT_SECONDS
 from service.record.errors import RecordFormatError
 from service.record.model import (
     FORMAT,
@@ -27,7 +28,15 @@ from service.record.model import (
     Result,
     Turn,
 )
-from service.rules import FAILED_TURN_PENALTIES, InvalidTileCode, Rules, Tile
+from service.rules import (
+    FAILED_TURN_PENALTIES,
+    Clock,
+    InvalidTileCode,
+    Rules,
+    Tile,
+    clock_from_dict,
+    clock_to_dict,
+)
 
 __all__ = [
     "MAX_TURNS",
@@ -79,6 +88,8 @@ def rules_to_json(rules: Rules) -> dict[str, Any]:
 
 
 def _plain(value: object) -> object:
+    if isinstance(value, Clock):
+        return clock_to_dict(value)
     return value.value if isinstance(value, enum.Enum) else value
 
 
@@ -116,6 +127,8 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         entry["drawn"] = list(turn.drawn)
     if turn.action is Action.TIMEOUT:
         entry["reverted"] = turn.reverted
+    if turn.action is Action.GIVE:
+        entry["seconds"] = turn.seconds
     return entry
 
 
@@ -173,6 +186,11 @@ def rules_from_json(data: object, where: str) -> Rules:
             if value not in options:
                 raise RecordFormatError(path, f"must be one of {', '.join(map(str, options))}")
             values[name] = type(default)(value)
+        elif isinstance(default, Clock):
+            try:
+                values[name] = clock_from_dict(_object(value, path))
+            except ValueError as error:
+                raise RecordFormatError(path, str(error)) from None
         elif isinstance(default, bool):
             values[name] = _bool(value, path)
         elif name == "target_score":
@@ -269,6 +287,9 @@ def _turn(data: object, where: str, n: int, seats: int) -> Turn:
         drawn = _tiles(item.get("drawn"), f"{where}.drawn", plain=True, hidden=True)
         reverted = _bool(item.get("reverted", False), f"{where}.reverted")
         return _replace(turn, drawn=drawn, reverted=reverted)
+    if action is Action.GIVE:
+        seconds = _int(item.get("seconds"), f"{where}.seconds", low=1, high=MAX_GIFT_SECONDS)
+        return _replace(turn, seconds=seconds)
     return turn
 
 

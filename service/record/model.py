@@ -40,6 +40,7 @@ class Action(enum.Enum):
     PASS = "pass"
     TIMEOUT = "timeout"
     LEAVE = "leave"
+    GIVE = "give"  # time given to the seat's bank (a bank clock): not a turn of its own
 
 
 class By(enum.Enum):
@@ -88,7 +89,9 @@ class Deal:
 class Turn:
     """One entry: turn ``n`` (from 1) of ``seat``; ``table`` and ``placed`` for a play,
     ``drawn`` for a draw or a timeout, ``reverted`` for a timeout whose draft had changed
-    the table (a penalty); ``at`` is when it ended (epoch seconds)."""
+    the table (a penalty), ``seconds`` for time given to ``seat`` (by another seat, ``by``
+    player, or by the owning app, ``by`` referee); ``at`` is when it ended (epoch seconds).
+    Under a bank clock a timeout at the bank's zero is the seat's flag fall."""
 
     n: int
     seat: int
@@ -99,6 +102,7 @@ class Turn:
     placed: Codes = ()
     drawn: Codes = ()
     reverted: bool = False
+    seconds: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,7 +158,9 @@ def _first_draw_findings(record: Record) -> list[Finding]:
         values = {}
         for seat, codes in round_:
             tiles = parse_tiles(codes)
-            jokers_then_one = all(t.is_joker for t in tiles[:-1]) and bool(tiles)
+            if not tiles:  # a seat that drew nothing: not a draw by the rules
+                return [_first_draw_wrong(f"round {number} is not drawn by the rules")]
+            jokers_then_one = all(t.is_joker for t in tiles[:-1])
             wrong = wrong or not jokers_then_one or (not again and len(tiles) != 1)
             wrong = wrong or (again and tiles[-1].is_joker)
             values[seat] = 30 if tiles[-1].number is None else tiles[-1].number
@@ -219,6 +221,8 @@ def _apply(match: Match, turn: Turn, last_at: float, budget: _Budget | None) -> 
         )
     if turn.action is Action.LEAVE:
         return _leave(match, turn)
+    if turn.action is Action.GIVE:
+        return _give(match, turn)
     if turn.seat != match.current_seat:
         raise _Wrong(
             [
@@ -355,6 +359,13 @@ def _timeout(match: Match, turn: Turn) -> Match:
     # the draft only tells the game whether the table was changed: a set of one rack tile does
     draft = (*match.table, (rack[0],)) if turn.reverted and rack else None
     return game.settle(replace(match, draft=draft), now=deadline).match
+
+
+def _give(match: Match, turn: Turn) -> Match:
+    try:  # who gave is not replayed: the record says another seat or the app, never the seat
+        return game.give_time(match, turn.seat, turn.seconds, by=None, now=turn.at).match
+    except game.GameError as refused:
+        raise _Wrong([finding(RecordFault.GIVE_REFUSED, str(refused))]) from None
 
 
 def _leave(match: Match, turn: Turn) -> Match:

@@ -79,7 +79,8 @@ def _tag(name: str, value: str) -> str:
 
 
 def _value(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    # compact: a rule option is one word (the clock is an object: {"type":"turn"})
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def _number(value: float) -> str:
@@ -99,6 +100,8 @@ def _turn_line(entry: dict[str, Any]) -> str:
         return " ".join((head, *entry["drawn"]))
     if action is Action.TIMEOUT:
         return " ".join((head, "reverted" if entry["reverted"] else "kept", *entry["drawn"]))
+    if action is Action.GIVE:
+        return f"{head} {entry['seconds']}"
     return head
 
 
@@ -209,6 +212,11 @@ def _option(word: str, where: str) -> tuple[str, Any]:
         raise RecordFormatError(where, "rule options are written name=value")
     if value in ("true", "false", "null") or _NUMBER.fullmatch(value):
         return name, json.loads(value)
+    if value.startswith("{"):
+        try:
+            return name, json.loads(value)
+        except ValueError:
+            raise RecordFormatError(where, f"{name}: not a JSON object") from None
     return name, value
 
 
@@ -257,6 +265,10 @@ def _read_turn(line: str, number: int) -> dict[str, Any]:
             raise RecordFormatError(where, "a timeout is written ... kept|reverted <tiles drawn>")
         entry["reverted"] = rest[0] == "reverted"
         entry["drawn"] = rest[1:]
+    elif words[2] == "give":
+        if len(rest) != 1:
+            raise RecordFormatError(where, "time given is written ... give <by> <time> <seconds>")
+        entry["seconds"] = _int(rest[0], where)
     return entry
 
 

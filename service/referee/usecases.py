@@ -192,6 +192,35 @@ class Referee:
         """Return when the store answers; raise StoreUnavailable otherwise (``/readyz``)."""
         self.store.ping()
 
+    def redeal(self, match_id: str, token: str | None, *, guards: Guards = NO_GUARDS) -> Moved:
+        """Deal the racks anew for the seat ``token`` opens, whose dealt rack holds 3 doubles
+        (the MSO rules), before the game's first move."""
+        return self._act(
+            match_id,
+            token,
+            guards,
+            lambda m, seat, now: game.redeal(m, seat, rng=self._redeal_rng(m), now=now),
+        )
+
+    def give_time(
+        self, match_id: str, seat: int, seconds: int, *, token: str | None, app: str | None
+    ) -> tuple[Match, float]:
+        """Give ``seconds`` to ``seat``'s bank: from another seat (``token``), or from the
+        owning ``app``. Raises BadToken, NotOwner, the game's errors (``give_time``)."""
+
+        def giving(loaded: Loaded) -> tuple[Transition, tuple[str, ...]]:
+            if token is not None or app is None:
+                by: int | None = self._seat(match_id, loaded.seats, token)
+            else:
+                _require_owner(loaded.match, app)
+                by = None
+            now = game_now(loaded)
+            given = game.give_time(loaded.match, seat, seconds, by=by, now=now)
+            return given, loaded.seats
+
+        loaded = self._change(match_id, giving)
+        return loaded.match, game_now(loaded)
+
     # -- the owner's use cases -------------------------------------------------------
 
     def list_matches(
@@ -471,6 +500,12 @@ class Referee:
     def _advance(self, match: Match, now: float, moved: bool) -> Transition:
         """Settle deadlines, play bot turns, end a proven stalemate (see game.advance)."""
         return game.advance(match, now=now, moved=moved, autoplay=self.autoplay)
+
+    def _redeal_rng(self, match: Match) -> random.Random:
+        """A redeal's shuffle: reproducible in a seeded match, and another at each version."""
+        if match.seed is None:
+            return secrets.SystemRandom()
+        return random.Random(f"{match.seed}:{match.game_number}:redeal:{match.version}")
 
     def _rng(self, seed: int | None, game_number: int) -> random.Random:
         if seed is None:

@@ -7,18 +7,23 @@ Errors: :class:`InvalidTileCode` (a string that is not a tile code, a
 its :class:`Violation` list).
 """
 
+from service.rules.clock import Clock, ClockType, Delay, TurnEnd, clock_from_dict, clock_to_dict
 from service.rules.meld import initial_meld_value, meets_initial_meld
 from service.rules.options import (
     FAILED_TURN_PENALTIES,
     FirstPlayerJoker,
+    FreedJoker,
     MatchWinner,
+    Preset,
     Rules,
     StalemateEnd,
     StalemateScoring,
 )
+from service.rules.presets import PRESET_OPTIONS, PRESET_PLAYERS, rules_with
 from service.rules.scoring import (
     Outcome,
     Reason,
+    never_melded_charge,
     rack_total,
     score_abandoned,
     score_stalemate,
@@ -50,12 +55,26 @@ from service.rules.turn import (
     Violation,
     check_conservation,
     check_turn,
+    freed_joker_violations,
     set_key,
     tiles_of,
 )
 
 __all__ = [
     "COLOURS",
+    "Clock",
+    "ClockType",
+    "Delay",
+    "FreedJoker",
+    "PRESET_OPTIONS",
+    "PRESET_PLAYERS",
+    "Preset",
+    "TurnEnd",
+    "clock_from_dict",
+    "clock_to_dict",
+    "freed_joker_violations",
+    "never_melded_charge",
+    "rules_with",
     "FAILED_TURN_PENALTIES",
     "JOKER",
     "Colour",

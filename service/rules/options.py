@@ -5,12 +5,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from service.rules.clock import TURN_CLOCK, Clock
 from service.rules.tiles import TileSet
 
 __all__ = [
     "FAILED_TURN_PENALTIES",
     "FirstPlayerJoker",
+    "FreedJoker",
     "MatchWinner",
+    "Preset",
     "Rules",
     "StalemateEnd",
     "StalemateScoring",
@@ -50,6 +53,20 @@ class FirstPlayerJoker(enum.Enum):
     THIRTY = "thirty"
 
 
+class FreedJoker(enum.Enum):
+    """Where a joker freed from the table may go that turn (it never goes to a rack)."""
+
+    ANY_SET = "any_set"  # default: any set of the new table
+    NEW_SET = "new_set"  # 000's literal text: a set holding no whole set of the table before
+
+
+class Preset(enum.Enum):
+    """A published rule set; :mod:`service.rules.presets` holds what each one sets."""
+
+    OFFICIAL = "official"  # the Sabra rules of 000 (section 1)
+    MSO = "mso"  # the Mind Sports Olympiad's two-player tournament rules
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Every rule option of a match; the defaults are the official Sabra rules."""
@@ -68,6 +85,13 @@ class Rules:
     first_player_joker: FirstPlayerJoker = FirstPlayerJoker.DRAW_AGAIN
     redeal_duplicates: bool = False
     failed_turn_penalty: int = 3
+    preset: Preset = Preset.OFFICIAL
+    clock: Clock = TURN_CLOCK
+    freed_joker: FreedJoker = FreedJoker.ANY_SET
+    dealt_jokers: int = 0  # jokers dealt to each rack before the random tiles (MSO: 1)
+    joker_penalty: int = 30  # what a joker left on a rack costs (MSO: 50)
+    never_melded_penalty: int = 0  # 0: the rack's total; else this charge (MSO: 100, see scoring)
+    redeal_three_doubles: bool = False  # MSO: a rack dealt 3 doubles may ask for a redeal
 
     def __post_init__(self) -> None:
         if self.failed_turn_penalty not in FAILED_TURN_PENALTIES:

@@ -1,23 +1,29 @@
 """Scoring one game: going out, or a stalemate when nobody can empty their rack.
 
-Every outcome is zero-sum. A tile left on a rack costs its number, a joker 30.
-Ties for the lowest rack total in a stalemate are broken, in order, by the
-fewest tiles left, then by the seat that would have played next after the last
-turn (the player earliest in turn order from ``next_seat``).
+Every outcome is zero-sum. A tile left on a rack costs its number, a joker 30
+(``rules.joker_penalty``: 50 under the MSO rules). Ties for the lowest rack total in a
+stalemate are broken, in order, by the fewest tiles left, then by the seat that would have
+played next after the last turn (the player earliest in turn order from ``next_seat``).
+
+A seat's *charge* is what it pays as a loser: its rack total, or, with
+``rules.never_melded_penalty`` (MSO: 100), that charge for a player who never made an initial
+meld, doubled when the rack they end with holds sets worth the initial meld
+(:func:`never_melded_charge`). Scoring functions take the charges worked out beside them.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from service.rules.options import StalemateScoring
-from service.rules.tiles import Tile
+from service.rules.tiles import JOKER_PENALTY, Tile
 
 __all__ = [
     "Outcome",
     "Reason",
+    "never_melded_charge",
     "rack_total",
     "score_abandoned",
     "score_stalemate",
@@ -31,6 +37,7 @@ class Reason(enum.Enum):
     WENT_OUT = "went_out"
     STALEMATE = "stalemate"
     ABANDONED = "abandoned"  # every human left: nobody wins, nobody scores
+    FLAG = "flag"  # the others' flags fell: the one left scores as if they had gone out
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +49,35 @@ class Outcome:
     scores: tuple[int, ...]
 
 
-def rack_total(rack: Iterable[Tile]) -> int:
-    """Return what ``rack`` costs its holder: numbers at face value, jokers 30."""
-    return sum(tile.penalty for tile in rack)
+def rack_total(rack: Iterable[Tile], *, joker: int = JOKER_PENALTY) -> int:
+    """Return what ``rack`` costs its holder: numbers at face value, a joker ``joker`` (30)."""
+    return sum(joker if tile.is_joker else tile.penalty for tile in rack)
 
 
-def score_went_out(racks: Sequence[Iterable[Tile]], winner: int) -> Outcome:
-    """Score a game that ``winner`` ended by emptying their rack.
+def never_melded_charge(penalty: int, *, could_meld: bool | None) -> int:
+    """What a player who never melded pays under ``never_melded_penalty``: ``penalty``, or
+    twice it when their rack holds sets worth the initial meld (``could_meld``: True). When
+    the solver could not decide (``None``), the lower charge: the higher one needs a proof."""
+    return 2 * penalty if could_meld else penalty
 
-    Each other seat scores minus its rack total; the winner plus their sum.
+
+def score_went_out(
+    racks: Sequence[Iterable[Tile]],
+    winner: int,
+    *,
+    charges: Sequence[int] | None = None,
+    reason: Reason = Reason.WENT_OUT,
+) -> Outcome:
+    """Score a game that ``winner`` ended by emptying their rack (or, ``reason`` FLAG, by
+    being the last player whose flag had not fallen).
+
+    Each other seat scores minus its charge (its rack total unless ``charges`` says);
+    the winner plus their sum.
     """
-    losses = [0 if seat == winner else -rack_total(rack) for seat, rack in enumerate(racks)]
+    paid = _charges(racks, charges)
+    losses = [0 if seat == winner else -paid[seat] for seat in range(len(paid))]
     losses[winner] = -sum(losses)
-    return Outcome(Reason.WENT_OUT, winner, tuple(losses))
+    return Outcome(reason, winner, tuple(losses))
 
 
 def score_stalemate(
@@ -62,26 +85,35 @@ def score_stalemate(
     *,
     scoring: StalemateScoring = StalemateScoring.DIFFERENCE,
     next_seat: int = 0,
+    charges: Sequence[int] | None = None,
+    out: Collection[int] = (),
 ) -> Outcome:
     """Score a game that ended with nobody able to play.
 
-    The lowest rack total wins (ties: fewest tiles, then the earliest seat in
-    turn order from ``next_seat``). The others score minus the difference to
-    the winner's total, or minus their full total with
-    :attr:`StalemateScoring.FULL_TOTAL`; the winner scores plus the sum.
+    The lowest total (each seat's charge: its rack total unless ``charges`` says) wins,
+    among the seats not ``out`` (whose flag fell); ties: fewest tiles, then the earliest
+    seat in turn order from ``next_seat``. The others score minus the difference to the
+    winner's total, or minus their full total with :attr:`StalemateScoring.FULL_TOTAL`;
+    a seat that is out never gains (at worst 0); the winner scores plus the sum.
     """
     held = [list(rack) for rack in racks]
-    totals = [rack_total(rack) for rack in held]
+    totals = _charges(held, charges)
     seats = len(held)
 
     def rank(seat: int) -> tuple[int, int, int]:
         return (totals[seat], len(held[seat]), (seat - next_seat) % seats)
 
-    winner = min(range(seats), key=rank)
+    winner = min((seat for seat in range(seats) if seat not in out), key=rank)
     base = totals[winner] if scoring is StalemateScoring.DIFFERENCE else 0
-    scores = [0 if seat == winner else base - totals[seat] for seat in range(seats)]
+    scores = [0 if seat == winner else min(0, base - totals[seat]) for seat in range(seats)]
     scores[winner] = -sum(scores)
     return Outcome(Reason.STALEMATE, winner, tuple(scores))
+
+
+def _charges(racks: Sequence[Iterable[Tile]], charges: Sequence[int] | None) -> list[int]:
+    if charges is not None:
+        return list(charges)
+    return [rack_total(rack) for rack in racks]
 
 
 def score_abandoned(seats: int) -> Outcome:

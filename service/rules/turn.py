@@ -5,7 +5,9 @@ the table is still on it, the tiles added all come from the player's rack and at
 least one is added. Before their initial meld a player may only add new sets of
 rack tiles worth at least the threshold, leaving the table's sets untouched. With
 the joker-locked option, a set holding a joker may be extended but not split or
-reduced, except by swapping the real tile for the joker.
+reduced, except by swapping the real tile for the joker. With ``rules.freed_joker`` set to
+``new_set`` (000's literal text), a joker freed from the table must end the turn in a new set:
+one holding no whole set of the table as it was (:func:`freed_joker_violations`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 from service.rules.meld import initial_meld_value
-from service.rules.options import Rules
+from service.rules.options import FreedJoker, Rules
 from service.rules.sets import SetFault, SetInfo, SetKind, classify
 from service.rules.tiles import JOKER, Tile
 
@@ -27,6 +29,7 @@ __all__ = [
     "Violation",
     "check_conservation",
     "check_turn",
+    "freed_joker_violations",
     "set_key",
     "tiles_of",
 ]
@@ -42,6 +45,7 @@ class TurnFault(enum.Enum):
     TABLE_CHANGED_BEFORE_INITIAL_MELD = "table_changed_before_initial_meld"
     INITIAL_MELD_BELOW_THRESHOLD = "initial_meld_below_threshold"
     JOKER_LOCKED_SET_BROKEN = "joker_locked_set_broken"
+    FREED_JOKER_NOT_IN_NEW_SET = "freed_joker_not_in_new_set"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +120,69 @@ def check_turn(
     violations += _conservation(tiles_of(before), tiles_of(after), rack)
     if not melded:
         violations += _initial_meld(before, after, rules)
-    elif rules.joker_locked_sets:
-        violations += _joker_locks(before, infos)
+    else:
+        if rules.joker_locked_sets:
+            violations += _joker_locks(before, infos)
+        if rules.freed_joker is FreedJoker.NEW_SET:
+            violations += freed_joker_violations(before, after)
     return violations
+
+
+def freed_joker_violations(
+    before: Sequence[Sequence[Tile]], after: Sequence[Sequence[Tile]]
+) -> list[Violation]:
+    """What ``rules.freed_joker: "new_set"`` refuses in the move from ``before`` to ``after``.
+
+    A table set holding a joker keeps it when the set comes back whole inside a set of
+    ``after`` (``B3 B4 J`` extended to ``B3 B4 B5 J``); the jokers of the other sets were
+    freed. A *new* set holds no whole set of ``before``. Jokers are alike, so the play is
+    legal when the new sets hold at least as many jokers as were freed (any joker added to
+    an old set may then be one from the rack). Empty when legal.
+    """
+    old = [Counter(tiles) for tiles in before]
+    new = [Counter(tiles) for tiles in after]
+    holds = [[i for i, held in enumerate(old) if not held - candidate] for candidate in new]
+    in_new_sets = sum(
+        candidate[JOKER] for candidate, kept in zip(new, holds, strict=True) if not kept
+    )
+    with_jokers = [i for i, held in enumerate(old) if held[JOKER]]
+    freed = sum(old[i][JOKER] for i in with_jokers) - _most_jokers_kept(with_jokers, old, new)
+    if freed <= in_new_sets:
+        return []
+    return [
+        Violation(
+            TurnFault.FREED_JOKER_NOT_IN_NEW_SET,
+            f"{freed} joker{'s' if freed != 1 else ''} freed from the table must be laid in "
+            "a new set (one holding no whole set of the table as it was); "
+            f"the new sets hold {in_new_sets}",
+            extra=(("freed", freed), ("in_new_sets", in_new_sets)),
+        )
+    ]
+
+
+def _most_jokers_kept(
+    with_jokers: Sequence[int], old: Sequence[Counter[Tile]], new: Sequence[Counter[Tile]]
+) -> int:
+    """The most jokers of the old sets ``with_jokers`` that come back whole, each inside a
+    new set that holds every old set placed in it (few: one per joker, so search)."""
+    room = [Counter(candidate) for candidate in new]
+    best = 0
+
+    def place(number: int, kept: int) -> None:
+        nonlocal best
+        if number == len(with_jokers):
+            best = max(best, kept)
+            return
+        held = old[with_jokers[number]]
+        for candidate in room:
+            if not held - candidate:
+                candidate.subtract(held)
+                place(number + 1, kept + held[JOKER])
+                candidate.update(held)
+        place(number + 1, kept)
+
+    place(0, 0)
+    return best
 
 
 def check_conservation(

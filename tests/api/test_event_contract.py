@@ -78,6 +78,20 @@ def test_every_event_type_the_referee_writes_is_declared_with_every_field(client
     assert client.post(f"/v1/matches/{owned['id']}/cancel", headers=key).status_code == 200
     seen |= {e["type"] for e in logged(client, owned["id"])}
 
+    doubles = "R1 R1 B5 B5 K9 K9 O2 O3 O4 O10 O11 R7 B12 J"
+    created, (ann, bo) = setup(
+        client, [doubles, "K1 K2 K3 K4 K5 K6 K7 K8 R2 R3 R4 B1 B2 J"],
+        pool="O5 O6 O7 O8", rules={"preset": "mso", "target_score": 1},
+    )  # fmt: skip
+    assert client.post(f"/v1/matches/{created['id']}/redeal", headers=ann.auth).status_code == 200
+    given = client.post(
+        f"/v1/matches/{created['id']}/seats/0/time", json={"seconds": 5}, headers=bo.auth
+    )
+    assert given.status_code == 200
+    clock = client.post(f"/v1/matches/{created['id']}/clock", json={"advance": 700})
+    assert clock.status_code == 200  # Ann's bank ran out: her flag fell, Bo won the game
+    seen |= {e["type"] for e in logged(client, created["id"])}
+
     assert seen == set(event_types())
 
 

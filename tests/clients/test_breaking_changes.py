@@ -5,8 +5,9 @@ unless ``info.version``'s major says so. docs/API-CHANGELOG.md lists every versi
 
 The gate reads the tool's classification of what clients see (``paths`` and ``webhooks``,
 where every component is resolved in place), with one policy of ours beside it, written in the
-changelog: an enum value added to an answer (an event type, an outcome's reason) is not
-breaking, since clients must skip values they do not know.
+changelog: an enum value added to an answer (an event type, an outcome's reason), or an
+alternative added to an answer's ``oneOf`` (a new typed event), is not breaking, since clients
+must skip values and event types they do not know.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def breaking(before: dict[str, Any], after: dict[str, Any], folder: Path) -> lis
             continue
         if change["action"] == "add" and "responses" in path and "enum" in path:
             continue  # a new value in an answer: clients skip values they do not know
+        if change["action"] == "add" and "responses" in path and "oneOf" in path:
+            continue  # a new typed event in an answer: clients skip types they do not know
         found.append(f"{change['action']} {'/'.join(path)}")
     return found
 
@@ -109,6 +112,11 @@ def test_an_added_operation_optional_field_or_event_type_is_not_breaking(tmp_pat
     changed["components"]["schemas"]["MatchView"]["properties"]["mood"] = {"type": "string"}
     changed["components"]["schemas"]["RuleOptions"]["properties"]["mood"] = {"type": "string"}
     changed["components"]["schemas"]["EventType"]["enum"].append("mood_changed")
+    mood = {"type": "object", "properties": {"type": {"type": "string", "enum": ["mood_changed"]}}}
+    changed["components"]["schemas"]["MoodChangedEvent"] = mood
+    event = changed["components"]["schemas"]["Event"]
+    event["oneOf"].append({"$ref": "#/components/schemas/MoodChangedEvent"})
+    event["discriminator"]["mapping"]["mood_changed"] = "#/components/schemas/MoodChangedEvent"
     assert breaking(released, changed, tmp_path) == []
 
 

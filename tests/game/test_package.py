@@ -35,6 +35,13 @@ def test_the_public_names_of_the_game_package_are_pinned() -> None:
     assert sorted(service.game.__all__) == sorted(
         [
             "Autoplay",
+            "BadTimeGift",
+            "MAX_GIFT_SECONDS",
+            "RedealRefused",
+            "RuleNotInForce",
+            "give_time",
+            "redeal",
+            "time_left",
             "advance",
             "advance_clock",
             "FORMAT",
@@ -125,6 +132,9 @@ def test_every_error_has_a_stable_kind() -> None:
         "nobody-to-rematch",
         "seat-is-bot",
         "seat-reissued",
+        "redeal-refused",
+        "rule-not-in-force",
+        "bad-time-gift",
     }
 
 
@@ -147,4 +157,7 @@ def test_event_types_keep_their_stable_values() -> None:
         "rematch_created",
         "tokens_reissued",
         "clock_advanced",
+        "flag_fell",
+        "time_given",
+        "redealt",
     ]

@@ -1,4 +1,5 @@
-"""Invariants over random legal sequences of plays, draws, passes, drafts and timeouts."""
+"""Invariants over random legal sequences of plays, draws, passes, drafts and timeouts, under
+per-turn and bank clocks (flag falls and time given included)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from service.game import (
     event_to_dict,
     from_dict,
     from_setup,
+    give_time,
     new_match,
     next_game,
     pass_turn,
@@ -35,6 +37,9 @@ from service.game.deal import shuffled_box
 from service.game.state import sorted_rack
 from service.rules import (
     FAILED_TURN_PENALTIES,
+    Clock,
+    ClockType,
+    Delay,
     IllegalTurn,
     Rules,
     StalemateEnd,
@@ -43,12 +48,27 @@ from service.rules import (
 )
 from tests.game.support import NOW, all_tiles, candidate_plays, specs
 
-ACTIONS = ("draw", "play", "pass", "draft", "wait")
+ACTIONS = ("draw", "play", "pass", "draft", "wait", "give")
+
+
+@st.composite
+def clocks(draw_from: st.DrawFn) -> Clock:
+    if draw_from(st.booleans()):
+        return Clock()
+    return Clock(
+        ClockType.BANK,
+        bank_seconds=draw_from(st.sampled_from([1, 45, 120, 600])),
+        increment_seconds=draw_from(st.sampled_from([0, 2, 10])),
+        delay_seconds=draw_from(st.sampled_from([0, 5, 10])),
+        delay=draw_from(st.sampled_from(list(Delay))),
+    )
 
 
 @st.composite
 def rule_sets(draw_from: st.DrawFn) -> Rules:
     return Rules(
+        clock=draw_from(clocks()),
+        joker_penalty=draw_from(st.sampled_from([30, 50])),
         turn_seconds=draw_from(st.sampled_from([0, 30, 60])),
         initial_meld_points=draw_from(st.sampled_from([0, 12, 30])),
         rounds=draw_from(st.integers(1, 2)),
@@ -117,6 +137,10 @@ def act(match: Match, action: str, choose: st.DataObject, now: float) -> Transit
         plays = candidate_plays(match, seat)
         if plays:
             return play(match, seat, choose.draw(st.sampled_from(plays)), now=now)
+    if action == "give" and match.banks:
+        to = choose.draw(st.sampled_from(match.in_game), label="to")
+        if to != seat:
+            return give_time(match, to, choose.draw(st.integers(1, 60)), by=seat, now=now)
     if action == "draft":
         rack = match.players[seat].rack
         extra = choose.draw(st.lists(st.sampled_from(rack), max_size=3, unique=True))
@@ -217,8 +241,41 @@ def test_each_event_is_one_version_and_turns_always_have_a_future_deadline(
             range(first, after.version + 1)
         )
         if after.status is Status.PLAYING:
-            assert (after.turn_deadline is None) == (after.rules.turn_seconds == 0)
+            no_limit = after.rules.turn_seconds == 0 and not after.rules.clock.is_bank
+            assert (after.turn_deadline is None) == no_limit
             assert after.turn_deadline is None or after.turn_deadline > now
+        clock = {"used", "increment", "time_left"} if after.banks else set()
         for record in transition.events:
             if record.type == "drew":
-                assert set(record.data) == {"count", "next_seat", "turn_deadline"}
+                assert set(record.data) == {"count", "next_seat", "turn_deadline"} | clock
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=starts(), choose=st.data())
+def test_banks_never_go_negative_and_time_is_conserved(
+    start: Transition, choose: st.DataObject
+) -> None:
+    # used + left + given == bank + increments, for each seat of each game, from the log
+    used: Counter[int] = Counter()
+    earned: Counter[int] = Counter()
+    for _, transition, now in walk(start, choose):
+        for record in transition.events:
+            if record.type == "game_started":
+                used, earned = Counter(), Counter()
+            elif record.type == "time_given":
+                assert record.seat is not None
+                earned[record.seat] += int(record.data["seconds"])  # type: ignore[call-overload]
+            elif "used" in record.data:
+                assert record.seat is not None
+                used[record.seat] += float(record.data["used"])  # type: ignore[arg-type]
+                earned[record.seat] += int(record.data["increment"])  # type: ignore[call-overload]
+        after = transition.match
+        if not after.rules.clock.is_bank or after.game_number == 0:
+            continue
+        bank = after.rules.clock.bank_seconds
+        for seat, left in enumerate(after.banks):
+            assert left >= 0
+            assert abs(used[seat] + left - (bank + earned[seat])) < 1e-6
+        if after.status is Status.PLAYING:
+            assert after.current_seat not in after.flagged
+            assert after.turn_deadline is not None and after.turn_deadline > now

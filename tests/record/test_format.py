@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service import record
+from service.game import rules_to_dict
 from service.record import RecordError, RecordFormatError
 from service.rules import Rules
 from tests.record.games import bots_only
@@ -25,9 +26,7 @@ def test_the_json_form_names_its_format_and_holds_every_part() -> None:
         "match_id", "game_number", "rules", "players", "first_player_draw", "first_seat",
         "deal", "turns", "result",
     }  # fmt: skip
-    assert WHOLE["rules"] == {
-        name: value.value if hasattr(value, "value") else value for name, value in vars_of(Rules())
-    }
+    assert WHOLE["rules"] == rules_to_dict(Rules())
     assert [turn["n"] for turn in WHOLE["turns"]] == list(range(1, len(WHOLE["turns"]) + 1))
     assert {turn["by"] for turn in WHOLE["turns"]} == {"bot"}
 

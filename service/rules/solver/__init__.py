@@ -14,6 +14,13 @@ at least the threshold (a joker worth the number it stands for, or 0 with the
 option). With the joker-locked option a table set holding a joker comes back
 extended, or with the joker swapped for the tile it stands for.
 
+With ``rules.freed_joker: "new_set"`` a play that frees a table joker must lay it in a new
+set. The search does not know that rule: its play is checked against it, and when it breaks
+it, two narrower searches follow, each of whose plays is checked too: one that sets the
+table's sets holding jokers aside unchanged (no joker is freed), then one under the
+joker-locked option. When neither finds a play that keeps the rule, the answer is
+``GAVE_UP`` (undecided), never a guess (docs/RULINGS.md, "The freed joker").
+
 The answer is exact: ``NO_PLAY`` is a proof. When a ``time_budget`` runs out the
 status is ``GAVE_UP`` and nothing is guessed. The method is dynamic programming
 over the numbers 1-13 (:mod:`service.rules.solver.search`), after van Rijn, Takes
@@ -27,9 +34,9 @@ import importlib.machinery
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from service.rules.options import Rules
+from service.rules.options import FreedJoker, Rules
 from service.rules.sets import SetKind, classify, set_points
 from service.rules.solver import options as options_module
 from service.rules.solver import packing as packing_module
@@ -46,6 +53,7 @@ from service.rules.solver.search import (
     most_possible,
 )
 from service.rules.tiles import COLOURS, JOKER, MAX_NUMBER, MIN_NUMBER, Tile
+from service.rules.turn import freed_joker_violations
 
 __all__ = ["Solution", "SolveStatus", "any_play", "can_play", "compiled", "solve"]
 
@@ -155,7 +163,44 @@ def _search(
             sets = after_meld(position, deadline) if melded else before_meld(hand, rules, deadline)
     except OutOfTime:
         return Solution(SolveStatus.GAVE_UP, before)
-    return _solution(before, position, sets, melded=melded)
+    solution = _solution(before, position, sets, melded=melded)
+    if (
+        solution.found
+        and melded
+        and rules.freed_joker is FreedJoker.NEW_SET
+        and freed_joker_violations(before, solution.table)
+    ):
+        return _keeping_freed_jokers(before, hand, rules, deadline, after_meld)
+    return solution
+
+
+def _keeping_freed_jokers(
+    before: Table,
+    hand: Counter[Tile],
+    rules: Rules,
+    deadline: float | None,
+    after_meld: Callable[[Position, float | None], Table | None],
+) -> Solution:
+    """A play that keeps ``freed_joker: "new_set"`` when the search's own play broke it:
+    the table's sets holding jokers set aside unchanged, else the joker-locked search;
+    ``GAVE_UP`` when neither finds one (see the module)."""
+    kept = tuple(tiles for tiles in before if JOKER in tiles)
+    rest = tuple(tiles for tiles in before if JOKER not in tiles)
+    try:
+        with collector_paused():
+            position = read_position(rest, hand, melded=True, rules=rules)
+            sets = after_meld(position, deadline)
+            if sets is not None:
+                aside = _solution(rest, position, sets, melded=True)
+                return replace(aside, table=kept + aside.table)
+            locked = replace(rules, joker_locked_sets=True)
+            position = read_position(before, hand, melded=True, rules=locked)
+            solution = _solution(before, position, after_meld(position, deadline), melded=True)
+    except OutOfTime:
+        return Solution(SolveStatus.GAVE_UP, before)
+    if solution.found and not freed_joker_violations(before, solution.table):
+        return solution
+    return Solution(SolveStatus.GAVE_UP, before)
 
 
 def _first_meld(hand: Counter[Tile], rules: Rules, deadline: float | None) -> Table | None:

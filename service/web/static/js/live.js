@@ -8,7 +8,7 @@ import { api } from "./api.js";
 export const EVENT_TYPES = [
   "match_created", "first_player_draw", "game_started", "played", "drew", "draft_updated",
   "turn_timed_out", "passed", "game_over", "match_finished", "player_left", "match_canceled",
-  "rematch_created", "tokens_reissued", "clock_advanced",
+  "rematch_created", "tokens_reissued", "clock_advanced", "flag_fell", "time_given", "redealt",
 ];
 
 export class Follower {
