@@ -56,6 +56,10 @@ MAX_TILES = 160  # the XP box: no rack, pool, table or set holds more
 MAX_TEXT = 128  # a name, a ref, a match id
 MAX_DRAW_ROUNDS = 100
 _DEFAULT_RULES = Rules()
+_RULE_BOUNDS = {"turn_seconds": (0, 604_800), "initial_meld_points": (0, 1000), "rounds": (1, 20)}
+"""The bounds of POST /v1/matches' rules (openapi.yaml's RuleOptions), which a record keeps."""
+_REASONS = ("went_out", "stalemate", "abandoned")
+_ENDINGS = ("went_out", "all_passed", "first_cannot_play", "nobody_can_play", "abandoned")
 
 
 def to_json(record: Record) -> dict[str, Any]:
@@ -157,6 +161,9 @@ def from_json(data: object) -> Record:
     seats = len(players)
     first_seat = _seat(top.get("first_seat"), "first_seat", seats)
     turns_field = _list(top, "turns", "", most=MAX_TURNS)
+    for name in ("first_player_draw", "result"):  # null when there is none, but never left out
+        if name not in top:
+            raise RecordFormatError(name, "is required")
     return Record(
         match_id=_text(top.get("match_id"), "match_id", allow_empty=True),
         game_number=_int(top.get("game_number"), "game_number", low=1, high=10_000),
@@ -194,9 +201,10 @@ def rules_from_json(data: object, where: str) -> Rules:
         elif isinstance(default, bool):
             values[name] = _bool(value, path)
         elif name == "target_score":
-            values[name] = None if value is None else _int(value, path, low=1, high=10**6)
+            values[name] = None if value is None else _int(value, path, low=1, high=10_000)
         else:
-            values[name] = _int(value, path, low=0, high=10**7)
+            low, high = _RULE_BOUNDS.get(name, (0, 10**7))
+            values[name] = _int(value, path, low=low, high=high)
     penalty = values.get("failed_turn_penalty", _DEFAULT_RULES.failed_turn_penalty)
     if penalty not in FAILED_TURN_PENALTIES:
         allowed = ", ".join(map(str, FAILED_TURN_PENALTIES))
@@ -210,7 +218,7 @@ def _player(data: object, where: str) -> RecordPlayer:
     return RecordPlayer(
         seat=_int(item.get("seat"), f"{where}.seat", low=0, high=MAX_SEATS - 1),
         name=_text(item.get("name"), f"{where}.name"),
-        bot=_bool(item.get("bot", False), f"{where}.bot"),
+        bot=_bool(item.get("bot"), f"{where}.bot"),
         ref=None if ref is None else _text(ref, f"{where}.ref"),
     )
 
@@ -274,23 +282,42 @@ def _turn(data: object, where: str, n: int, seats: int) -> Turn:
         by=_choice(item.get("by"), f"{where}.by", By),
         at=_time(item.get("at"), f"{where}.at"),
     )
+    given = _members(item, where)  # each member a turn may hold is checked, whatever its action
     if action is Action.PLAY:
-        table = tuple(
+        for name in ("table", "placed"):
+            if name not in given:
+                raise RecordFormatError(f"{where}.{name}", "is required")
+        return _replace(turn, table=given["table"], placed=given["placed"])
+    if action in (Action.DRAW, Action.TIMEOUT):
+        if "drawn" not in given:
+            raise RecordFormatError(f"{where}.drawn", "is required")
+        reverted = bool(given.get("reverted", False)) and action is Action.TIMEOUT
+        return _replace(turn, drawn=given["drawn"], reverted=reverted)
+    if action is Action.GIVE:
+        if "seconds" not in given:
+            raise RecordFormatError(f"{where}.seconds", "is required")
+        return _replace(turn, seconds=given["seconds"])
+    return turn
+
+
+def _members(item: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The members of a turn beside its head, each checked (``table``, ``placed``, ``drawn``,
+    ``reverted``, ``seconds``), those present only."""
+    found: dict[str, Any] = {}
+    if "table" in item:
+        found["table"] = tuple(
             _tiles(tiles, f"{where}.table.{i}")
             for i, tiles in enumerate(_list(item, "table", where, most=MAX_TILES))
         )
-        placed = _tiles(item.get("placed"), f"{where}.placed", plain=True)
-        return _replace(turn, table=table, placed=placed)
-    if action is Action.DRAW:
-        return _replace(turn, drawn=_tiles(item.get("drawn"), f"{where}.drawn", True, True))
-    if action is Action.TIMEOUT:
-        drawn = _tiles(item.get("drawn"), f"{where}.drawn", plain=True, hidden=True)
-        reverted = _bool(item.get("reverted", False), f"{where}.reverted")
-        return _replace(turn, drawn=drawn, reverted=reverted)
-    if action is Action.GIVE:
-        seconds = _int(item.get("seconds"), f"{where}.seconds", low=1, high=MAX_GIFT_SECONDS)
-        return _replace(turn, seconds=seconds)
-    return turn
+    if "placed" in item:
+        found["placed"] = _tiles(item["placed"], f"{where}.placed", plain=True)
+    if "drawn" in item:
+        found["drawn"] = _tiles(item["drawn"], f"{where}.drawn", plain=True, hidden=True)
+    if "reverted" in item:
+        found["reverted"] = _bool(item["reverted"], f"{where}.reverted")
+    if "seconds" in item:
+        found["seconds"] = _int(item["seconds"], f"{where}.seconds", low=1, high=MAX_GIFT_SECONDS)
+    return found
 
 
 def _replace(turn: Turn, **changes: Any) -> Turn:
@@ -308,9 +335,11 @@ def _result(data: object, seats: int) -> Result:
     )
     if len(scores) != seats or len(racks) != seats:
         raise RecordFormatError(where, f"needs a score and a rack for each of {seats} seats")
+    if "winner" not in item:
+        raise RecordFormatError(f"{where}.winner", "is required")
     return Result(
-        reason=_text(item.get("reason"), f"{where}.reason"),
-        ending=_text(item.get("ending"), f"{where}.ending"),
+        reason=_one_of(item.get("reason"), f"{where}.reason", _REASONS),
+        ending=_one_of(item.get("ending"), f"{where}.ending", _ENDINGS),
         winner=None if winner is None else _seat(winner, f"{where}.winner", seats),
         scores=tuple(
             _int(score, f"{where}.scores.{i}", low=-(10**6), high=10**6)
@@ -341,7 +370,7 @@ def _list(
     item: Mapping[str, Any], name: str, where: str, *, most: int, required: bool = True
 ) -> list[Any]:
     path = f"{where}.{name}" if where else name
-    if name not in item or item[name] is None:
+    if name not in item:
         if required:
             raise RecordFormatError(path, "is required")
         return []
@@ -380,6 +409,12 @@ def _text(value: object, where: str, *, allow_empty: bool = False) -> str:
     if len(value) > MAX_TEXT:
         raise RecordFormatError(where, f"holds more than {MAX_TEXT} characters")
     return value
+
+
+def _one_of(value: object, where: str, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise RecordFormatError(where, f"must be one of {', '.join(options)}")
+    return str(value)
 
 
 def _choice(value: object, where: str, kind: Callable[[Any], T]) -> T:

@@ -138,6 +138,16 @@ def test_a_wrong_first_player_draw_is_named() -> None:
     assert verdict.turn == 0 and "first_player_draw_wrong" in codes(verdict)
 
 
+@pytest.mark.parametrize("tiles", [(), ("J",), ("R5", "K6")])
+def test_a_first_player_draw_no_rule_gives_is_named_not_a_crash(tiles: tuple[str, ...]) -> None:
+    played = FOUR_BOTS.record()
+    assert played.first_player_draw is not None
+    rounds = (((0, tiles), *played.first_player_draw.rounds[0][1:]),)
+    wrong = replace(played, first_player_draw=replace(played.first_player_draw, rounds=rounds))
+    verdict = record.verify(wrong)
+    assert verdict.turn == 0 and codes(verdict) == ["first_player_draw_wrong"]
+
+
 def test_a_timeout_before_its_deadline_is_named() -> None:
     choose, pick = seeded(3)
     played = random_game(
