@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from service.game import MAX_GIFT_SECONDS
+from service.game import MAX_GIFT_SECONDS, Ending
 from service.record.errors import RecordFormatError
 from service.record.model import (
     FORMAT,
@@ -32,6 +32,7 @@ from service.rules import (
     FAILED_TURN_PENALTIES,
     Clock,
     InvalidTileCode,
+    Reason,
     Rules,
     Tile,
     clock_from_dict,
@@ -58,8 +59,8 @@ MAX_DRAW_ROUNDS = 100
 _DEFAULT_RULES = Rules()
 _RULE_BOUNDS = {"turn_seconds": (0, 604_800), "initial_meld_points": (0, 1000), "rounds": (1, 20)}
 """The bounds of POST /v1/matches' rules (openapi.yaml's RuleOptions), which a record keeps."""
-_REASONS = ("went_out", "stalemate", "abandoned")
-_ENDINGS = ("went_out", "all_passed", "first_cannot_play", "nobody_can_play", "abandoned")
+_REASONS = tuple(reason.value for reason in Reason)
+_ENDINGS = tuple(ending.value for ending in Ending)
 
 
 def to_json(record: Record) -> dict[str, Any]:
