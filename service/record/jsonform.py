@@ -57,7 +57,14 @@ MAX_TILES = 160  # the XP box: no rack, pool, table or set holds more
 MAX_TEXT = 128  # a name, a ref, a match id
 MAX_DRAW_ROUNDS = 100
 _DEFAULT_RULES = Rules()
-_RULE_BOUNDS = {"turn_seconds": (0, 604_800), "initial_meld_points": (0, 1000), "rounds": (1, 20)}
+_RULE_BOUNDS = {
+    "turn_seconds": (0, 604_800),
+    "initial_meld_points": (0, 1000),
+    "rounds": (1, 20),
+    "dealt_jokers": (0, 2),
+    "joker_penalty": (0, 100),
+    "never_melded_penalty": (0, 1000),
+}
 """The bounds of POST /v1/matches' rules (openapi.yaml's RuleOptions), which a record keeps."""
 _REASONS = tuple(reason.value for reason in Reason)
 _ENDINGS = tuple(ending.value for ending in Ending)
