@@ -19,6 +19,7 @@ WRITERS = {
     "view-messages.js",
     "view-roving.js",
     "view-replay.js",
+    "view-banks.js",
     "lobby-view.js",
     "template.js",
     "tiles.js",

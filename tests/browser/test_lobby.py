@@ -82,6 +82,7 @@ CONTROL_VALUE = """control => {
   if (kind === "bool") return control.checked;
   if (kind === "optional-int") return control.value === "" ? null : Number(control.value);
   if (kind === "int") return Number(control.value);
+  if (kind === "json") return JSON.parse(control.value);
   return control.value;
 }"""
 
@@ -132,6 +133,13 @@ def test_the_options_chosen_in_the_lobby_are_the_rules_of_the_match(
         "stalemate_end": "first_cannot_play",
         "stalemate_scoring": "full_total",
         "hints": False,
+        "preset": "official",  # a preset sets the rest itself: see the chess-clock test
+        "clock": {"type": "bank", "bank_seconds": 300, "increment_seconds": 5},
+        "freed_joker": "new_set",
+        "dealt_jokers": 1,
+        "joker_penalty": 50,
+        "never_melded_penalty": 100,
+        "redeal_three_doubles": True,
     }
     assert sorted(chosen) == sorted(_rule_defaults())  # every option, none left at its default
     form = page.locator("#create-form")
@@ -140,6 +148,8 @@ def test_the_options_chosen_in_the_lobby_are_the_rules_of_the_match(
         tag = control.evaluate("c => c.type")
         if tag == "checkbox":
             control.set_checked(value)
+        elif name == "clock":
+            control.select_option(label="Chess clock: 5 min + 5 s a turn")
         elif tag.startswith("select"):
             control.select_option(str(value))
         else:
@@ -154,6 +164,8 @@ def test_the_options_chosen_in_the_lobby_are_the_rules_of_the_match(
     match_id = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('m')")
     status, view = server.api("GET", f"/v1/matches/{match_id}")
     assert status == 200
-    assert view["rules"] == chosen
+    expected = {**chosen, "turn_seconds": 0}  # a chess clock has no per-turn cap here
+    expected["clock"] = {**chosen["clock"], "delay_seconds": 0, "delay": "bronstein"}
+    assert view["rules"] == expected
     expect(page.locator("#play-button")).to_be_visible()
     expect(page.locator("#hint-button")).to_be_hidden()  # hints off

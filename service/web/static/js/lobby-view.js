@@ -102,15 +102,24 @@ export function describeMatchLength() {
   $("#games-summary").textContent = target ? t("lobby.games_up_to", { count: games }) : t("lobby.games", { count: games });
 }
 
-// The rules as the API takes them, from every [data-rule] control of the form.
+// Options a preset leaves to the players: how long the match lasts, and hints.
+const BESIDE_A_PRESET = ["preset", "rounds", "target_score", "match_winner", "hints"];
+
+// The rules as the API takes them, from every [data-rule] control of the form. A preset sets
+// every other option itself (docs/CLOCKS.md); a chess clock has no per-turn cap here.
 export function chosenRules(form) {
   const rules = {};
   for (const control of form.querySelectorAll("[data-rule]")) {
     const kind = control.dataset.rule;
     if (kind === "bool") rules[control.name] = control.checked;
     else if (kind === "text") rules[control.name] = control.value;
+    else if (kind === "json") rules[control.name] = JSON.parse(control.value);
     else if (kind === "optional-int") rules[control.name] = control.value.trim() === "" ? null : Number(control.value);
     else rules[control.name] = Number(control.value);
+  }
+  if (rules.clock?.type === "bank") delete rules.turn_seconds;
+  if (rules.preset && rules.preset !== "official") {
+    for (const name of Object.keys(rules)) if (!BESIDE_A_PRESET.includes(name)) delete rules[name];
   }
   return rules;
 }

@@ -7,6 +7,7 @@ import { t } from "./i18n.js";
 import { store } from "./store.js";
 import { emptyTable, meldContent, newSetZone, placeButton, playerChip, setNote, splitButton } from "./template.js";
 import { describe, minus, tileElement } from "./tiles.js";
+import { renderBanks, tickBanks } from "./view-banks.js";
 import { renderLeave, renderResult } from "./view-result.js";
 import { rove } from "./view-roving.js";
 
@@ -107,6 +108,7 @@ export function render() {
   store.syncWork();
   renderHeader();
   renderPlayers();
+  renderBanks(view, (seat) => store.nameOf(seat));
   renderTurn();
   renderTable();
   renderRack();
@@ -186,6 +188,7 @@ function renderTurn() {
 }
 
 export function showClock(remaining) {
+  if (store.view) tickBanks(store.view, (seat) => store.nameOf(seat));
   const clock = $("#clock");
   if (remaining === null) {
     clock.hidden = true;
