@@ -8,9 +8,8 @@
 //
 // The modules, after TodoMVC's vanilla-es6 example: store.js owns the match's state; view.js
 // (with view-result.js, view-messages.js, view-banks.js, the chess clock, and lobby-view.js)
-// alone writes the DOM, from
-// template.js's elements; controller.js, building.js, sync.js and lobby.js turn what the
-// user does into requests and the answers into the store's changes.
+// alone writes the DOM, from template.js's elements; controller.js, building.js, sync.js and
+// lobby.js turn what the user does into requests and the answers into the store's changes.
 
 import { unlockAudio } from "./clock.js";
 import { redrawInLanguage, startGame } from "./controller.js";
