@@ -314,8 +314,9 @@ def _examples(contract: dict[str, Any]) -> dict[tuple[str, str], Any]:
             content = (
                 (operation.get("requestBody") or {}).get("content", {}).get("application/json", {})
             )
-            if "example" in content:
-                found[(method.upper(), path)] = content["example"]
+            named = [example["value"] for example in content.get("examples", {}).values()]
+            if "example" in content or named:
+                found[(method.upper(), path)] = content.get("example", named[0] if named else None)
     return found
 
 

@@ -5,13 +5,14 @@ and generated docs show them, so an example that breaks its own schema teaches c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 import pytest
 
-from tests.support.contract import contract
+from tests.support.contract import NDJSON_LINES, component_validator, contract
 
 SCHEMA_KEYWORDS = ("properties", "items", "allOf", "anyOf", "oneOf", "additionalProperties")
 
@@ -111,3 +112,20 @@ def test_every_answer_header_and_request_body_has_an_example() -> None:
                     if "example" not in header and "examples" not in header.get("schema", {}):
                         missing.append(f"{where} {status} header {name}")
     assert not missing, "\n".join(sorted(set(missing)))
+
+
+def test_each_line_of_an_ndjson_example_is_valid_against_its_schema() -> None:
+    """An NDJSON answer's example is text; each of its lines is what NDJSON_LINES names."""
+    checked = 0
+    for path, component in NDJSON_LINES.items():
+        for operation in contract()["paths"][path].values():
+            if not isinstance(operation, dict):
+                continue
+            for answer in operation.get("responses", {}).values():
+                media = answer.get("content", {}).get("application/x-ndjson")
+                if media is None or "example" not in media:
+                    continue
+                for line in media["example"].splitlines():
+                    component_validator(component).validate(json.loads(line))
+                    checked += 1
+    assert checked >= len(NDJSON_LINES)

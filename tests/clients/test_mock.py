@@ -99,7 +99,8 @@ def request_of(path: str, operation: dict[str, Any]) -> tuple[str, dict[str, str
     body = None
     content = operation.get("requestBody", {}).get("content", {}).get("application/json")
     if content is not None:
-        body = content.get("example", {})
+        named = [example["value"] for example in content.get("examples", {}).values()]
+        body = content.get("example", named[0] if named else {})
     return target, headers, body
 
 
