@@ -67,14 +67,11 @@ class ClockSchema(Schema):
     delay_seconds = WholeNumber(validate=validate.Range(min=0, max=MAX_CLOCK_STEP_SECONDS))
     delay = _choice(Delay)
 
-    @validates_schema
-    def bank_fields_need_a_bank(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if data.get("type", ClockType.TURN.value) == ClockType.TURN.value and set(data) - {"type"}:
-            raise ValidationError('bank fields need a bank clock: {"type": "bank", ...}')
-
     @post_load
     def make(self, data: dict[str, Any], **kwargs: Any) -> Clock:
-        kind = ClockType(data.pop("type", ClockType.TURN.value))
+        # bank fields without a type make a bank; beside "type": "turn" they are ignored
+        inferred = ClockType.BANK.value if set(data) - {"type"} else ClockType.TURN.value
+        kind = ClockType(data.pop("type", inferred))
         if kind is ClockType.TURN:
             return Clock()
         delay = Delay(data.pop("delay", Delay.BRONSTEIN.value))

@@ -128,15 +128,15 @@ def clock_to_dict(clock: Clock) -> dict[str, object]:
 
 
 def clock_from_dict(data: Mapping[str, Any]) -> Clock:
-    """The clock of its JSON form (omitted fields take their defaults). Raises ``ValueError``
-    for an unknown field or value, bank fields under a per-turn clock, or a bad time."""
+    """The clock of its JSON form (omitted fields take their defaults; bank fields without a
+    ``type`` make a bank, beside ``"type": "turn"`` they are ignored). Raises ``ValueError``
+    for an unknown field or value, or a bad time."""
     unknown = sorted(set(data) - {"type", *_BANK_FIELDS})
     if unknown:
         raise ValueError(f"unknown clock fields: {', '.join(unknown)}")
-    kind = ClockType(data.get("type", ClockType.TURN.value))
-    if kind is ClockType.TURN:
-        if set(data) - {"type"}:
-            raise ValueError('bank fields need a bank clock: {"type": "bank", ...}')
+    inferred = ClockType.BANK.value if set(data) - {"type"} else ClockType.TURN.value
+    kind = ClockType(data.get("type", inferred))
+    if kind is ClockType.TURN:  # bank fields beside "type": "turn" are ignored
         return TURN_CLOCK
     values = {name: data[name] for name in _BANK_FIELDS[:3] if name in data}
     for name, value in values.items():

@@ -152,7 +152,6 @@ def test_giving_time_needs_a_token_or_the_owners_key(client) -> None:
         {"type": "bank", "bank_seconds": 0},
         {"type": "bank", "increment_seconds": 99999},
         {"type": "bank", "delay_seconds": -1},
-        {"type": "turn", "bank_seconds": 60},
         {"type": "sundial"},
     ],
 )

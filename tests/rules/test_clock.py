@@ -95,6 +95,11 @@ def test_the_json_form_of_a_clock_round_trips() -> None:
     assert clock_from_dict({"type": "turn"}) == Clock()
 
 
+def test_bank_fields_without_a_type_make_a_bank_and_beside_a_turn_clock_are_ignored() -> None:
+    assert clock_from_dict({"bank_seconds": 90}) == Clock(BANK, bank_seconds=90)
+    assert clock_from_dict({"type": "turn", "bank_seconds": 90}) == Clock()
+
+
 def test_omitted_bank_fields_default_to_600_seconds_and_no_increment_nor_delay() -> None:
     clock = clock_from_dict({"type": "bank"})
     assert (clock.bank_seconds, clock.increment_seconds, clock.delay_seconds) == (600, 0, 0)
@@ -106,7 +111,6 @@ def test_omitted_bank_fields_default_to_600_seconds_and_no_increment_nor_delay()
     [
         {"type": "bank", "delay": "hourglass"},
         {"type": "sandglass"},
-        {"type": "turn", "bank_seconds": 60},
         {"type": "bank", "bank_seconds": 1.5},
         {"type": "bank", "bonus": 3},
     ],
