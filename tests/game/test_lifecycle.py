@@ -18,8 +18,10 @@ from service.game import (
     InvalidMatch,
     Match,
     MatchCanceled,
+    NobodyToRematch,
     PlayerSpec,
     SeatIsBot,
+    Setup,
     Status,
     Transition,
     UnknownSeat,
@@ -28,6 +30,7 @@ from service.game import (
     cancel,
     draw,
     from_dict,
+    from_setup,
     leave,
     new_match,
     next_game,
@@ -45,7 +48,16 @@ from service.game import (
 )
 from service.game.codec import to_dict_format_1
 from service.rules import Rules
-from tests.game.support import AUTOPLAYS, NOW, UNBOUNDED, all_tiles, set_up, table, types
+from tests.game.support import (
+    AUTOPLAYS,
+    NOW,
+    UNBOUNDED,
+    all_tiles,
+    set_up,
+    table,
+    tiles,
+    types,
+)
 from tests.game.test_properties import act, starts
 
 LATER = NOW + 5
@@ -189,26 +201,42 @@ def test_canceling_twice_changes_nothing_and_a_finished_match_cannot_be_canceled
 
 
 def finished_with_refs() -> Match:
+    """An app's match that ended with Ann going out after Bo had left (a bot plays Bo's seat)."""
+    players = [PlayerSpec("Ann", ref="u-1"), PlayerSpec("Bo", ref="u-2"), PlayerSpec("Bot", True)]
+    setup = Setup(
+        (tiles("R10 R11 R12"), tiles("K13 K12"), tiles("O1 O2")), tiles("B9 B8"), (), None, 0
+    )
+    rules = Rules(turn_seconds=86400, target_score=20)
+    started = from_setup("old", players, rules=rules, setup=setup, now=NOW, owner="app").match
+    left = leave(started, 1, now=LATER).match
+    finished = play(left, 0, table("R10 R11 R12"), now=LATER).match
+    assert finished.status is Status.FINISHED
+    return finished
+
+
+def test_a_match_every_person_left_has_no_rematch() -> None:
     players = [PlayerSpec("Ann", ref="u-1"), PlayerSpec("Bo", ref="u-2"), PlayerSpec("Bot", True)]
     started = new_match(
         "old", players, rules=Rules(turn_seconds=86400), rng=random.Random(3), now=NOW, owner="app"
     ).match
-    left = leave(started, 1, now=LATER).match
-    return leave(left, 0, now=LATER).match
+    abandoned = leave(leave(started, 1, now=LATER).match, 0, now=LATER).match
+    assert abandoned.status is Status.FINISHED
+    with pytest.raises(NobodyToRematch):
+        rematch(abandoned, "new", rng=random.Random(4), now=LATER + 1)
 
 
 def test_a_rematch_keeps_names_refs_bots_rules_and_owner_and_seats_that_left_stay_bots() -> None:
     old = finished_with_refs()
     assert old.status is Status.FINISHED
     assert rematch_players(old) == [
-        PlayerSpec("Ann", True, "u-1"),
+        PlayerSpec("Ann", False, "u-1"),
         PlayerSpec("Bo", True, "u-2"),
         PlayerSpec("Bot", True, None),
     ]
     new = rematch(old, "new", rng=random.Random(4), now=LATER + 1).match
     assert new.id == "new" and new.rules == old.rules and new.owner == "app"
     assert [(p.name, p.ref, p.bot, p.left) for p in new.players] == [
-        ("Ann", "u-1", True, False),
+        ("Ann", "u-1", False, False),
         ("Bo", "u-2", True, False),
         ("Bot", None, True, False),
     ]
