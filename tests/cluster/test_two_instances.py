@@ -198,9 +198,19 @@ def test_no_answer_shows_another_seats_rack_or_the_pool(
     client = Alternating(a_and_b)
     final = play_one_game(client)
     url = f"/v1/matches/{final['id']}"
+    deals_seen = 0
     for instance in a_and_b:
         for path in (url, url + "/events?limit=500"):
-            client.answers.append((f"GET {path}", None, instance.call("GET", path)[2]))
+            body = instance.call("GET", path)[2]
+            # Once the game is over its deal is public (SPEC section 5, docs/RULINGS.md): the
+            # game_over event carries it, exactly as dealt, and nothing else may show it.
+            for event in body.get("events", []):
+                if event["type"] == "game_over":
+                    revealed = event["data"].pop("deal")
+                    assert revealed == {"racks": RACKS, "pool": POOL}
+                    deals_seen += 1
+            client.answers.append((f"GET {path}", None, body))
+    assert deals_seen == len(a_and_b), "each instance's log shows the ended game's deal"
 
     read_by_bo = [json.dumps(body) for _, reader, body in client.answers if reader == 1]
     assert any("O3" in text for text in read_by_bo), "the scan sees what a seat may see"
