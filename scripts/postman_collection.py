@@ -10,7 +10,7 @@ operation into a request, one folder per tag. Then, so that the collection runs 
 against a server in test mode (``REFEREE_TEST_MODE=1 make run``, then ``newman run`` it with
 ``--env-var baseUrl=http://127.0.0.1:8000``):
 
-- its first folder is the README's walkthrough ("A whole turn cycle with curl"), each step with
+- its first folder is the README's walkthrough ("A first game with curl"), each step with
   the checks the README shows, keeping the match's id and Ann's token in collection variables;
 - each request of the other folders uses those (``{{matchId}}``, ``{{bearerToken}}``), the
   app key ``{{apiKey}}`` and its operation's example body, leaves its optional headers off, and
@@ -299,7 +299,7 @@ def walkthrough() -> dict[str, Any]:
     ]
     return {
         "name": "Walkthrough: a whole turn cycle",
-        "description": "README.md, 'A whole turn cycle with curl', step by step (test mode).",
+        "description": "README.md, 'A first game with curl', step by step (test mode).",
         "item": steps,
     }
 

@@ -1,7 +1,8 @@
 """Caps on open event streams and long-polls, answered at once.
 
 An open event stream or long-poll costs little (a greenlet, a socket, a few kilobytes: see
-README "Worker model"), but not nothing, and one client must not be able to take them all.
+docs/ARCHITECTURE.md "Worker model"), but not nothing, and one client must not be able to take
+them all.
 Before a stream or long-poll starts waiting it is admitted:
 
 - at most ``MAX_STREAMS_PER_ADDRESS`` (default 64; 0: no cap) open at once from one client

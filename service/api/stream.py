@@ -4,7 +4,7 @@ The events come from the store, which reads them as they are committed, so any i
 serves any match and nothing is lost between instances. In each worker one reader per match
 feeds every stream and long-poll of that match (:mod:`service.fanout`): 1,000 viewers of one
 table cost one Redis connection per worker. An open stream costs a greenlet and its socket,
-not a thread (README "Worker model"); it is first admitted by the caps of
+not a thread (docs/ARCHITECTURE.md "Worker model"); it is first admitted by the caps of
 :mod:`service.api.connections` (429 or 503 with ``Retry-After`` beyond them). This module
 writes the events as Server-Sent Events.
 

@@ -6,7 +6,7 @@ Everything comes from the environment, with these defaults:
 
     HOST=127.0.0.1  PORT=8000           where to listen
     WEB_CONCURRENCY=cores (2 to 8)      worker processes
-    GUNICORN_WORKER_CLASS=gevent        gunicorn's stock gevent worker (README "Worker model")
+    GUNICORN_WORKER_CLASS=gevent        gunicorn's stock gevent worker (ARCHITECTURE.md)
     GUNICORN_WORKER_CONNECTIONS=5000    open connections per worker (streams, requests, idle)
     GUNICORN_THREADS=64                 threads per worker, only with GUNICORN_WORKER_CLASS=gthread
     REQUEST_HEAD_TIMEOUT=5              seconds a request's line and headers have to arrive whole
@@ -16,8 +16,8 @@ Everything comes from the environment, with these defaults:
 
 Each worker builds its own app (and so its own Redis client): nothing is preloaded.
 
-Why these defaults (measured with ``make bench`` on 2 cores; see README "Scale" and "Worker
-model"):
+Why these defaults (measured with ``make bench`` on 2 cores; see docs/ARCHITECTURE.md "Running
+at scale" and "Worker model"):
 
 - One worker per core. A worker is one Python process and uses at most about one core.
   More workers than cores made the machine's scheduler, not the work, decide the slowest
@@ -50,8 +50,8 @@ model"):
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
   on every full collection. Young collections every 50,000 allocations (``GC_THRESHOLDS``)
   and gevent's greenlet-tree tracking off: with thousands of open streams, full collections
-  over every stream's objects were the workers' longest pauses (README "Many streams: what
-  the profile showed").
+  over every stream's objects were the workers' longest pauses (docs/ARCHITECTURE.md "Many
+  streams: what the profile showed").
 """
 
 from __future__ import annotations
