@@ -54,6 +54,19 @@ IN_VIEW = """() => {
 }"""
 
 
+# Whether an element is on the screen and on top there: the middles of its four edges are in
+# the viewport and the element seen at each is it (not the rack pinned over it). Not its corners:
+# a rounded corner is not the element's to hit.
+UNCOVERED = """(selector) => {
+  const el = document.querySelector(selector);
+  const box = el.getBoundingClientRect();
+  const [x, y] = [(box.left + box.right) / 2, (box.top + box.bottom) / 2];
+  const edges = [[x, box.top + 2], [x, box.bottom - 2], [box.left + 2, y], [box.right - 2, y]];
+  return edges.every(([x, y]) => y >= 0 && y <= window.innerHeight
+                                 && el.contains(document.elementFromPoint(x, y)));
+}"""
+
+
 @pytest.mark.parametrize("device", SIZES)
 def test_the_referees_refusal_is_read_without_scrolling(
     new_page: Callable[..., Any], server: Server, device: str
@@ -172,6 +185,7 @@ def test_a_turn_is_played_with_the_keyboard_alone(
     assert keys == 3 * KEYS_A_TILE
     assert arrows < len(ANN), arrows  # never further than the rack is long
     expect(page.locator("#meld")).to_contain_text("30 / 30")
+    assert page.evaluate(UNCOVERED, "#meld"), "the meld's progress is in view, not under the rack"
     shot(page, f"{device}-keyboard-meld")
 
     # The table is one Tab stop too, with the arrows inside.
