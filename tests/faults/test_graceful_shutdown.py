@@ -1,20 +1,26 @@
 """Graceful shutdown: on SIGTERM gunicorn stops taking requests and answers those in flight;
 long-polls and event streams end at once instead of holding the worker past its graceful
-timeout (deploy/gunicorn.conf.py: 20 s), after which gunicorn would kill it."""
+timeout (deploy/gunicorn.conf.py: 20 s), after which gunicorn would kill it.
+
+No test here times anything: a long-poll asked to wait longer than the graceful timeout is
+answered whole only if SIGTERM ended its wait (held, it would be cut when the worker is
+killed), and each step waits for the event it needs (a connection accepted, a stream ended).
+"""
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
-import threading
-import time
 
 from service.store import Keys
-from tests.support.gunicorn_process import GunicornProcess, http_request
+from tests.support.gunicorn_process import GunicornProcess
+from tests.support.sockets import wait_for, wait_until_read
 
-# seconds: a long wait ends within about one second of SIGTERM (service/workers/threads.py)
-PROMPT = 3.0
+GRACEFUL_TIMEOUT = 20  # seconds: service/workers/gunicorn.py
+LONG_POLL = 30  # seconds: longer than the graceful timeout (and the longest a client may ask)
 
 
 def serving_a_match(redis_server, start_gunicorn) -> tuple[GunicornProcess, dict]:
@@ -24,11 +30,40 @@ def serving_a_match(redis_server, start_gunicorn) -> tuple[GunicornProcess, dict
     return web, web.request("POST", "/v1/matches", body).body
 
 
-def read_until_closed(stream: socket.socket) -> bytes:
+def read_until_closed(connection: socket.socket) -> bytes:
     received = b""
-    while chunk := stream.recv(65536):
+    while chunk := connection.recv(65536):
         received += chunk
     return received
+
+
+def send(port: int, request: str) -> socket.socket:
+    """A new connection that has sent ``request``; its reads fail only well after gunicorn
+    would have killed a worker that held it."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=3 * GRACEFUL_TIMEOUT)
+    connection.sendall(request.encode())
+    return connection
+
+
+def open_stream(port: int, path: str) -> socket.socket:
+    """An event stream of the match at ``path``, read up to its first message."""
+    stream = send(port, f"GET {path}/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+    opened = b""
+    while b"retry:" not in opened and (chunk := stream.recv(65536)):
+        opened += chunk  # the head, then the stream's first message
+    assert opened.startswith(b"HTTP/1.1 200") and b"retry:" in opened, opened
+    return stream
+
+
+def followed(redis_server, match_id: str) -> bool:
+    """Whether a worker follows the match's events (its reader's connection, named
+    ``sse:<id>``, is open; a long-poll or a stream starts it once admitted)."""
+    with redis_server.client() as admin:
+        return any(c.get("name") == f"sse:{match_id}" for c in admin.client_list())
+
+
+def wait_until_stopped(web: GunicornProcess) -> None:
+    wait_for(lambda: not web.running, "gunicorn did not stop")
 
 
 def test_on_sigterm_long_polls_answer_and_event_streams_end_at_once(
@@ -37,38 +72,26 @@ def test_on_sigterm_long_polls_answer_and_event_streams_end_at_once(
     web, created = serving_a_match(redis_server, start_gunicorn)
     path = f"/v1/matches/{created['id']}"
     version = created["match"]["version"]
-    answers: list = []
-    # A long-poll that would wait 10 s, and an event stream that would stay open for minutes.
-    waiting = threading.Thread(
-        target=lambda: answers.append(
-            http_request(web.port, "GET", f"{path}?wait_version={version}&timeout=10", timeout=20)
-        )
+    # A long-poll that would wait longer than the graceful timeout, and an event stream that
+    # would stay open for minutes.
+    poll = send(
+        web.port,
+        f"GET {path}?wait_version={version}&timeout={LONG_POLL} HTTP/1.1\r\n"
+        "Host: x\r\nConnection: close\r\n\r\n",
     )
-    waiting.start()
-    stream = socket.create_connection(("127.0.0.1", web.port), timeout=15)
-    stream.sendall(f"GET {path}/stream HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    opened = b""
-    while b"retry:" not in opened and (chunk := stream.recv(65536)):
-        opened += chunk  # the head, then the stream's first message
-    assert opened.startswith(b"HTTP/1.1 200") and b"retry:" in opened, opened
-    time.sleep(0.5)  # the long-poll is waiting too
+    wait_for(lambda: followed(redis_server, created["id"]), "the long-poll never waited")
+    stream = open_stream(web.port, path)
 
-    told = time.monotonic()
     os.kill(web.pid, signal.SIGTERM)
     rest = read_until_closed(stream)
-    stream_ended = time.monotonic() - told
-    waiting.join(timeout=15)
-    long_poll_answered = time.monotonic() - told
-    while web.running and time.monotonic() - told < 15:
-        time.sleep(0.05)
-    stopped = time.monotonic() - told
+    answer = http.client.HTTPResponse(poll)  # type: ignore[arg-type]
+    answer.begin()
+    view = json.loads(answer.read())
+    wait_until_stopped(web)
 
     assert rest.endswith(b"0\r\n\r\n"), rest  # the stream's last chunk: it ended, not cut
-    assert stream_ended < PROMPT, f"the stream ended {stream_ended:.1f} s after SIGTERM"
-    assert answers and answers[0].status == 200, answers
-    assert answers[0].body["version"] == version  # answered as it is: nothing happened
-    assert long_poll_answered < PROMPT, f"the long-poll answered after {long_poll_answered:.1f} s"
-    assert not web.running and stopped < PROMPT + 1, f"gunicorn ran {stopped:.1f} s on"
+    assert answer.status == 200, view
+    assert view["version"] == version  # answered as it is: nothing happened
     log = web.log_text()
     assert "WORKER TIMEOUT" not in log and "SIGKILL" not in log, log[-2000:]
 
@@ -85,20 +108,18 @@ def test_a_request_in_flight_when_gunicorn_is_told_to_stop_still_gets_its_answer
         f"POST /v1/matches/{created['id']}/draw HTTP/1.1\r\nHost: x\r\n"
         f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    client = socket.create_connection(("127.0.0.1", web.port), timeout=15)
-    client.sendall(head)
-    time.sleep(0.5)  # the worker is reading it
+    )
+    # A stream beside it ends once the worker has been told to stop.
+    told = open_stream(web.port, f"/v1/matches/{created['id']}")
+    client = send(web.port, head)
+    wait_until_read(client, web.port)  # the worker is reading it
     os.kill(web.pid, signal.SIGTERM)
-    time.sleep(0.3)
+    read_until_closed(told)
     client.sendall(body)
     answer = read_until_closed(client)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     with redis_server.client() as admin:
         after = admin.xrange(Keys(created["id"]).events, f"(0-{created['match']['version']}", "+")
     assert after, "answered 200, but the draw is not in the match's log"
-    started = time.monotonic()
-    while web.running and time.monotonic() - started < 15:
-        time.sleep(0.1)
-    assert not web.running
+    wait_until_stopped(web)
     assert "WORKER TIMEOUT" not in web.log_text()
