@@ -131,9 +131,13 @@ def holders(
 
 def still_open(connection: socket.socket) -> bool:
     """False once the server has closed ``connection`` (it peeks: nothing is read)."""
+    timeout = connection.gettimeout()
+    connection.settimeout(0)  # with a timeout, recv() would first wait for something to read
     try:
-        return connection.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) != b""
+        return connection.recv(1, socket.MSG_PEEK) != b""
     except BlockingIOError:
         return True  # nothing sent, not closed
     except ConnectionResetError:
         return False
+    finally:
+        connection.settimeout(timeout)
