@@ -16,8 +16,9 @@ import time
 import pytest
 
 from tests.support.gunicorn_process import GunicornProcess, http_request
+from tests.support.sockets import SAFETY, wait_for, wait_until_read
 
-ANSWER = 10.0  # seconds: a socket timeout, so that a hang fails the test instead of stalling it
+ANSWER = 30.0  # seconds: a socket timeout, so that a hang fails the test instead of stalling it
 
 
 def raise_open_files(wanted: int) -> None:
@@ -121,7 +122,7 @@ def test_a_flood_of_streams_from_one_address_gets_429s_at_once_and_the_service_a
     # Their places are given back as soon as the server sees the clients leave (not at the
     # next keep-alive comment, 15 s on): the same address may open 64 streams again.
     again: list[socket.socket] = []
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + SAFETY
     try:
         while len(again) < 64 and time.monotonic() < deadline:
             stream, status, _ = open_stream(web.port, watched["id"])
@@ -161,7 +162,9 @@ def test_half_sent_requests_hold_nothing_and_are_dropped_after_the_head_timeout(
 def test_a_body_that_does_not_arrive_in_time_is_dropped_unanswered(
     redis_server, start_gunicorn
 ) -> None:
-    web = start_gunicorn(redis_server.url, workers=1, env={"REQUEST_BODY_TIMEOUT": "1"})
+    # 5 s for a body: time enough for this test to send the rest of one once the worker has
+    # read its first part, on a loaded machine too.
+    web = start_gunicorn(redis_server.url, workers=1, env={"REQUEST_BODY_TIMEOUT": "5"})
     body = b'{"sets": [["R10", "R11", "R12"]]}'
     head = (
         "POST /v1/meld-check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -172,7 +175,7 @@ def test_a_body_that_does_not_arrive_in_time_is_dropped_unanswered(
     # A body sent in parts within the time is answered as usual.
     parts = socket.create_connection(("127.0.0.1", web.port), timeout=ANSWER)
     parts.sendall(head + body[:5])
-    time.sleep(0.3)
+    wait_until_read(parts, web.port)  # the worker waits for the rest
     parts.sendall(body[5:])
     try:
         assert parts.recv(65536).startswith(b"HTTP/1.1 200")
@@ -192,16 +195,22 @@ def test_streams_beyond_the_worker_cap_get_a_503_and_long_polls_count_too(
         env={"MAX_STREAMS_PER_WORKER": "3", "MAX_STREAMS_PER_ADDRESS": "0"},
     )
     created = create(web)
+    # The long-poll first: it takes its place before it starts following the match, which
+    # Redis shows (the worker's reader connection, sse:<id>).
+    waiting = socket.create_connection(("127.0.0.1", web.port), timeout=ANSWER)
+    version = created["match"]["version"]
+    waiting.sendall(
+        f"GET /v1/matches/{created['id']}?wait_version={version}&timeout=30 HTTP/1.1\r\n"
+        "Host: x\r\n\r\n".encode()
+    )
+    with redis_server.client() as admin:
+        wait_for(
+            lambda: any(c.get("name") == f"sse:{created['id']}" for c in admin.client_list()),
+            "the long-poll never waited",
+        )
     opened = [open_stream(web.port, created["id"]) for _ in range(2)]
     try:
         assert [status for _, status, _ in opened] == [200, 200]
-        waiting = socket.create_connection(("127.0.0.1", web.port), timeout=ANSWER)
-        version = created["match"]["version"]
-        waiting.sendall(
-            f"GET /v1/matches/{created['id']}?wait_version={version}&timeout=20 HTTP/1.1\r\n"
-            "Host: x\r\n\r\n".encode()
-        )
-        time.sleep(0.5)  # the long-poll waits now: the third place
         stream, status, head = open_stream(web.port, created["id"])
         stream.close()
         assert status == 503, head
@@ -315,7 +324,7 @@ def test_sigterm_with_thousands_of_streams_open_ends_each_of_them_and_stops_in_t
     told = time.monotonic()
     os.kill(web.pid, signal.SIGTERM)
     endings: list[bytes] = []
-    while len(endings) < count and time.monotonic() - told < 30:
+    while len(endings) < count and time.monotonic() - told < SAFETY:
         for key, _ in selector.select(timeout=1):
             try:
                 chunk = key.fileobj.recv(65536)  # type: ignore[union-attr]
@@ -326,12 +335,11 @@ def test_sigterm_with_thousands_of_streams_open_ends_each_of_them_and_stops_in_t
             else:
                 selector.unregister(key.fileobj)
                 endings.append(bytes(key.data))
-    assert len(endings) == count, f"{count - len(endings)} streams still open 30 s after SIGTERM"
+    # Held past the graceful timeout (20 s), they would be cut, which the log would say too.
+    assert len(endings) == count, f"{count - len(endings)} streams still open after SIGTERM"
     cut = [ending[-200:] for ending in endings if not ending.endswith(b"0\r\n\r\n")]
     assert not cut, f"{len(cut)} streams were cut instead of ended, e.g. {cut[0]!r}"
-    while web.running and time.monotonic() - told < 30:
-        time.sleep(0.1)
-    assert not web.running
+    wait_for(lambda: not web.running, "gunicorn did not stop")
     log = web.log_text()
     assert "WORKER TIMEOUT" not in log and "graceful timeout" not in log, log[-2000:]
     for stream in streams:
