@@ -24,6 +24,7 @@ SAME_ALLOWED = {
     "app.title",
     "replay.first",  # ⏮ and ⏭: symbols, in every language
     "replay.last",
+    "bank.give",  # "+15 s": a number and the SI symbol
     "lobby.add_bot",
     "lobby.default_bot",
     "lobby.default_bot_n",

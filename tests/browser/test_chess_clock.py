@@ -48,6 +48,10 @@ def test_both_banks_show_the_running_one_warns_when_low_and_a_flag_falls(
     boxes = [faces.nth(i).bounding_box() for i in range(3)]
     assert all(box is not None for box in boxes)
     assert len({round(box["y"]) for box in boxes if box}) == 1  # side by side, a phone too
+    table = page.locator(".table-area").bounding_box()
+    assert table is not None and all(box["y"] < table["y"] for box in boxes if box), (
+        "the clock sits with the turn, above the table (not under the pinned rack)"
+    )
 
     status, _ = server.api("POST", f"/v1/matches/{match_id}/clock", {"advance": 280})
     assert status == 200
@@ -91,3 +95,50 @@ def test_the_lobby_offers_the_mso_preset(page: Any, server: Server) -> None:
     assert status == 200
     assert view["rules"]["preset"] == "mso" and view["rules"]["dealt_jokers"] == 1
     assert view["rules"]["clock"]["delay"] == "bronstein"
+
+
+def whole_box(*racks: list[str]) -> list[str]:
+    """The standard box less ``racks``: a pool a redeal can deal whole racks from again."""
+    box = [f"{colour}{n}" for colour in "RBKO" for n in range(1, 14)] * 2 + ["J", "J"]
+    for tile in (tile for rack in racks for tile in rack):
+        box.remove(tile)
+    return box
+
+
+def test_a_rack_dealt_three_doubles_asks_for_a_new_deal_and_a_player_gives_time(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    ann = ["R1", "R1", "B2", "B2", "K3", "K3", "O4", "O5", "O6", "R8", "B9", "K10", "O11", "J"]
+    bo = ["R2", "B3", "K4", "O7", "R9", "B10", "K11", "O12", "R13", "B5", "K6", "O8", "R4", "J"]
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"preset": "mso"},
+            "setup": {"racks": [ann, bo], "pool": whole_box(ann, bo), "first_seat": 0},
+        }
+    )
+    match_id, seats = created["id"], created["seats"]
+    bos_page = new_page()
+    bos_page.goto(server.seat_url(match_id, seats[1]["token"]))
+    expect(bos_page.locator("#rack .tile")).to_have_count(14)
+    expect(bos_page.locator("#redeal-button")).to_be_hidden()  # no doubles in Bo's rack
+
+    page = new_page(device="phone")
+    page.goto(server.seat_url(match_id, seats[0]["token"]))
+    expect(page.locator("#rack .tile")).to_have_count(14)
+    page.get_by_role("button", name="Ask for a new deal: your rack was dealt 3 doubles").tap()
+    expect(page.locator("#notice")).to_contain_text("The racks were dealt anew.")
+    expect(page.locator("#log")).to_contain_text("Ann (you) held 3 doubles: the racks were dealt anew.")
+    expect(bos_page.locator("#log")).to_contain_text("Ann held 3 doubles")  # Bo sees it live
+    status, view = server.api("GET", f"/v1/matches/{match_id}", token=seats[0]["token"])
+    assert status == 200 and sorted(view["rack"]) != sorted(ann)
+    expect(page.locator("#rack .tile")).to_have_count(14)
+
+    # Ann's clock runs, Bo's waits: she gives him 15 s from her page (never to herself).
+    faces = page.locator("#banks .bank-slot")
+    expect(faces.nth(0).locator(".bank-give")).to_have_count(0)
+    page.get_by_role("button", name="Give Bo 15 seconds").tap()
+    expect(page.locator("#log")).to_contain_text("Ann (you) gave Bo 15 s.")
+    status, view = server.api("GET", f"/v1/matches/{match_id}")
+    assert view["players"][1]["time_left"] == view["rules"]["clock"]["bank_seconds"] + 15
+    shot(page, "chess-clock-redeal-and-gift-phone")

@@ -76,6 +76,9 @@ export const api = {
     request("PUT", `${matchPath(id)}/draft`, { token, body: { table }, ifMatch: version, key }),
   nextGame: (id, token, version, key) =>
     request("POST", `${matchPath(id)}/next-game`, { token, ifMatch: version, key }),
+  redeal: (id, token, version, key) => request("POST", `${matchPath(id)}/redeal`, { token, ifMatch: version, key }),
+  giveTime: (id, token, seat, seconds, key) =>
+    request("POST", `${matchPath(id)}/seats/${seat}/time`, { token, body: { seconds }, key }),
   hint: (id, token) => request("GET", `${matchPath(id)}/hint`, { token }),
   leave: (id, token, key) => request("POST", `${matchPath(id)}/leave`, { token, key }),
   rematch: (id, token, key) => request("POST", `${matchPath(id)}/rematch`, { token, key }),

@@ -8,6 +8,7 @@ import { enableDrag } from "./drag.js";
 import { t } from "./i18n.js";
 import { wireKeyboard } from "./keyboard.js";
 import { wireReplay } from "./replay.js";
+import { GIFT_SECONDS } from "./view-banks.js";
 import { store } from "./store.js";
 import { acceptView, enqueue, follow, pollUntilSettled, refetch } from "./sync.js";
 import { describe, byColour, byNumber } from "./tiles.js";
@@ -94,6 +95,7 @@ function wireGame() {
   on("#play-button", () => act("play"));
   on("#draw-button", () => act("draw"));
   on("#pass-button", () => act("pass"));
+  on("#redeal-button", () => act("redeal"));
   on("#reset-button", resetWork);
   on("#hint-button", showHint);
   on("#unselect-button", unselect);
@@ -109,6 +111,10 @@ function wireGame() {
   on("#leave-confirm", leave);
   on("#rematch-button", rematch);
   on("#to-rack", () => focusGroup("rack"));
+  on("#banks", (event) => {
+    const give = event.target.closest(".bank-give");
+    if (give) giveTime(Number(give.dataset.seat), give);
+  });
   wireReplay();
   // The ways back to the result the turn bar keeps once the dialog is closed.
   on("#turn-text", (event) => {
@@ -157,6 +163,7 @@ async function act(kind) {
       if (kind === "play") return api.play(matchId, token, store.work.tableCodes(), version, key);
       if (kind === "draw") return api.draw(matchId, token, version, key);
       if (kind === "pass") return api.pass(matchId, token, version, key);
+      if (kind === "redeal") return api.redeal(matchId, token, version, key);
       return api.nextGame(matchId, token, version, key);
     };
     try {
@@ -169,7 +176,8 @@ async function act(kind) {
         // still the same turn, try once more on the new version.
         const before = store.workKey;
         await refetch();
-        if (store.workKey !== before || (kind !== "next-game" && !store.isMyTurn())) throw error;
+        const turnBound = !["next-game", "redeal"].includes(kind);
+        if (store.workKey !== before || (turnBound && !store.isMyTurn())) throw error;
         answer = await call();
       }
       hideProblem();
@@ -182,6 +190,19 @@ async function act(kind) {
   render();
 }
 
+// A chess clock's courtesy: time for another player's bank (a time_given event for everyone).
+async function giveTime(seat, button) {
+  button.disabled = true;
+  try {
+    await api.giveTime(store.matchId, store.token, seat, GIFT_SECONDS, newKey());
+    hideProblem();
+    await refetch();
+  } catch (error) {
+    showProblem("#problem", error);
+    button.disabled = false;
+  }
+}
+
 function afterMove(kind, answer) {
   const drawn = answer.drawn || [];
   store.setFresh(drawn);
@@ -191,6 +212,8 @@ function afterMove(kind, answer) {
     showNotice(t("notice.play_accepted"));
   } else if (kind === "pass") {
     showNotice(t("notice.you_passed"));
+  } else if (kind === "redeal") {
+    showNotice(t("notice.redealt"));
   } else {
     closeResult();
     showNotice(t("notice.new_game"));

@@ -30,8 +30,12 @@ function lowAt(view) {
   return Math.max(WARNING_SECONDS, view.rules.clock.bank_seconds / 10);
 }
 
-// Draw the faces for `view` (names from `nameOf`); hidden without a bank clock.
-export function renderBanks(view, nameOf) {
+// The seconds a "give time" button gives (Lichess gives 15).
+export const GIFT_SECONDS = 15;
+
+// Draw the faces for `view` (names from `nameOf`); hidden without a bank clock. A seated
+// player (`mySeat`) gets a "give time" button under each other face still in the game.
+export function renderBanks(view, nameOf, mySeat = null) {
   if (!arrivals.has(view)) arrivals.set(view, localNow());
   const bar = $("#banks");
   const banked = view.rules.clock?.type === "bank" && view.players.every((p) => p.time_left !== undefined);
@@ -45,7 +49,19 @@ export function renderBanks(view, nameOf) {
     face.setAttribute("role", "timer");
     face.innerHTML = '<span class="bank-name"></span><span class="bank-time"></span>';
     face.querySelector(".bank-name").textContent = nameOf(player.seat);
-    bar.append(face);
+    const slot = document.createElement("div");
+    slot.className = "bank-slot";
+    slot.append(face);
+    if (mySeat !== null && player.seat !== mySeat && view.status === "playing" && !player.flagged) {
+      const give = document.createElement("button");
+      give.type = "button";
+      give.className = "bank-give";
+      give.dataset.seat = String(player.seat);
+      give.textContent = t("bank.give", { seconds: GIFT_SECONDS });
+      give.setAttribute("aria-label", t("bank.give_label", { name: nameOf(player.seat), seconds: GIFT_SECONDS }));
+      slot.append(give);
+    }
+    bar.append(slot);
   }
   tickBanks(view, nameOf);
 }

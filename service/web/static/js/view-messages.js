@@ -154,6 +154,14 @@ function describeEvent(event) {
       return t("log.rematch_created");
     case "match_canceled":
       return t("log.match_canceled");
+    case "redealt":
+      return t("log.redealt", { name: who, count: (d.doubles || []).length });
+    case "flag_fell":
+      return t("log.flag_fell", { name: who });
+    case "time_given":
+      return d.by_seat === null || d.by_seat === undefined
+        ? t("log.time_given_owner", { name: who, seconds: d.seconds })
+        : t("log.time_given", { giver: nameOf(d.by_seat), name: who, seconds: d.seconds });
     case "draft_updated":
     case "tokens_reissued":
     case "clock_advanced":

@@ -108,7 +108,7 @@ export function render() {
   store.syncWork();
   renderHeader();
   renderPlayers();
-  renderBanks(view, (seat) => store.nameOf(seat));
+  renderBanks(view, (seat) => store.nameOf(seat), view.rack ? store.mySeat() : null);
   renderTurn();
   renderTable();
   renderRack();
@@ -315,7 +315,21 @@ function renderActions() {
   $("#hint-button").hidden = !view.rules.hints;
   $("#hint-button").disabled = !mine;
   $("#pass-button").hidden = view.pool_count > 0;
+  $("#redeal-button").hidden = !mayAskForRedeal(view);
   $("#rack-area").classList.toggle("my-turn", mine);
+}
+
+// The MSO redeal (docs/CLOCKS.md): a rack dealt 3 doubles may ask for a new deal before the
+// game's first move, whoever's turn it is. Before that move the table is empty and every rack
+// holds what it was dealt (a draw or a timeout adds to one); the referee has the last word.
+export const DOUBLES_FOR_REDEAL = 3;
+
+function mayAskForRedeal(view) {
+  if (!view.rack || view.status !== "playing" || !view.rules.redeal_three_doubles) return false;
+  if (view.table.length || new Set(view.players.map((p) => p.rack_count)).size !== 1) return false;
+  const counts = new Map();
+  for (const code of view.rack) if (code !== "J") counts.set(code, (counts.get(code) || 0) + 1);
+  return [...counts.values()].filter((n) => n >= 2).length >= DOUBLES_FOR_REDEAL;
 }
 
 function renderMeld() {
