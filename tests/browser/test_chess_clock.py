@@ -128,7 +128,9 @@ def test_a_rack_dealt_three_doubles_asks_for_a_new_deal_and_a_player_gives_time(
     expect(page.locator("#rack .tile")).to_have_count(14)
     page.get_by_role("button", name="Ask for a new deal: your rack was dealt 3 doubles").tap()
     expect(page.locator("#notice")).to_contain_text("The racks were dealt anew.")
-    expect(page.locator("#log")).to_contain_text("Ann (you) held 3 doubles: the racks were dealt anew.")
+    expect(page.locator("#log")).to_contain_text(
+        "Ann (you) held 3 doubles: the racks were dealt anew."
+    )
     expect(bos_page.locator("#log")).to_contain_text("Ann held 3 doubles")  # Bo sees it live
     status, view = server.api("GET", f"/v1/matches/{match_id}", token=seats[0]["token"])
     assert status == 200 and sorted(view["rack"]) != sorted(ann)
