@@ -144,3 +144,25 @@ def test_a_rack_dealt_three_doubles_asks_for_a_new_deal_and_a_player_gives_time(
     status, view = server.api("GET", f"/v1/matches/{match_id}")
     assert view["players"][1]["time_left"] == view["rules"]["clock"]["bank_seconds"] + 15
     shot(page, "chess-clock-redeal-and-gift-phone")
+
+
+def test_the_turn_countdown_follows_a_test_mode_clock_run_ahead(
+    new_page: Callable[..., Any], server: Server
+) -> None:
+    created = server.create(
+        {
+            "players": [{"name": "Ann"}, {"name": "Bo"}],
+            "rules": {"turn_seconds": 600},
+            "setup": {"racks": [["R1", "R2"], ["K1", "K2"]], "pool": ["O3"], "first_seat": 0},
+        }
+    )
+    match_id = created["id"]
+    page = new_page()
+    page.goto(server.seat_url(match_id, created["seats"][1]["token"]))
+    expect(page.locator("#conn")).to_have_attribute("data-mode", "live")
+    expect(page.locator("#clock")).to_have_text(re.compile(r"^(10:00|9:[0-5]\d)$"))
+    status, _ = server.api("POST", f"/v1/matches/{match_id}/clock", {"advance": 300})
+    assert status == 200
+    # The match's clock is 5 minutes on: so is the countdown, at once (not after the page's
+    # next measure of the server's clock).
+    expect(page.locator("#clock")).to_have_text(re.compile(r"^(5:00|4:[0-5]\d)$"))

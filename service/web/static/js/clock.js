@@ -16,8 +16,13 @@ export class ServerClock {
   observe(serverTime, sent, received) {
     const roundTrip = Math.max(0, received - sent);
     const fresh = Date.now() / 1000 - this.measuredAt > 30;
+    // The answer puts the offset between serverTime - received and serverTime - sent: a kept
+    // offset outside that no longer holds (the server's clock jumped: a test-mode match run
+    // ahead, or the local clock was set).
+    const slack = 0.05;
+    const contradicted = this.offset < serverTime - received - slack || this.offset > serverTime - sent + slack;
     // Prefer the measure with the shortest round trip; refresh it now and then (drift).
-    if (roundTrip <= this.bestRoundTrip || fresh) {
+    if (roundTrip <= this.bestRoundTrip || fresh || contradicted) {
       this.bestRoundTrip = roundTrip;
       this.offset = serverTime - (sent + received) / 2;
       this.measuredAt = Date.now() / 1000;
