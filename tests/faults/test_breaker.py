@@ -1,51 +1,102 @@
-"""The store's circuit breakers (service/store/breaker.py), against a real Redis."""
+"""The store's circuit breakers (service/store/breaker.py), against a real Redis.
+
+Nothing is timed: what a call cost is counted on the wire (redis-py's connections: the
+commands sent, the socket timeouts waited), and the pause's own arithmetic runs on a clock
+the test moves.
+"""
 
 from __future__ import annotations
 
-import time
+from collections import Counter
+from typing import Any
 
 import pytest
+import redis.connection
 
 from service.config import Settings
 from service.store import MatchStore, StoreUnavailable
+from service.store import breaker as breaker_module
 from service.store.breaker import Breakers
+from tests.support.sockets import wait_for
 
 
-def timed(call) -> tuple[BaseException | None, float]:
-    started = time.monotonic()
+class Wire(Counter[str]):
+    """What the store's Redis connections did: ``connect`` (a new connection tried),
+    ``send`` (a command or pipeline sent), ``timeout`` (a socket timeout waited out)."""
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> Wire:
+        connection = redis.connection.AbstractConnection
+        send, read, connect = (
+            connection.send_packed_command,
+            connection.read_response,
+            connection.connect,
+        )
+
+        def counted_send(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            self["send"] += 1
+            return send(conn, *args, **kwargs)
+
+        def counted_read(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return read(conn, *args, **kwargs)
+            except redis.exceptions.TimeoutError:
+                self["timeout"] += 1
+                raise
+
+        def counted_connect(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            if conn._sock is None:
+                self["connect"] += 1
+            return connect(conn, *args, **kwargs)
+
+        monkeypatch.setattr(connection, "send_packed_command", counted_send)
+        monkeypatch.setattr(connection, "read_response", counted_read)
+        monkeypatch.setattr(connection, "connect", counted_connect)
+        return self
+
+
+def failure(call: Any) -> BaseException | None:
     try:
         call()
     except Exception as error:  # the test looks at which
-        return error, time.monotonic() - started
-    return None, time.monotonic() - started
+        return error
+    return None
 
 
 @pytest.mark.parametrize("fault", ["frozen", "stopped"])
-def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(own_redis, fault) -> None:
+def test_after_one_failure_calls_fail_at_once_until_the_pause_ends(
+    own_redis, fault, monkeypatch
+) -> None:
     server = own_redis()
     settings = Settings.from_env().with_overrides(
         {"redis_url": server.url, "redis_socket_timeout": 1.0, "redis_connect_timeout": 1.0}
     )
     store = MatchStore.open(settings)
     store.ping()
+    wire = Wire().install(monkeypatch)
     if fault == "frozen":
         server.pause()
     else:
         server.stop()
     try:
-        first, first_seconds = timed(lambda: store.load("some-match"))
+        first = failure(lambda: store.load("some-match"))
         assert isinstance(first, StoreUnavailable)
         if fault == "frozen":
-            assert 0.9 <= first_seconds < 1.9  # one socket timeout (1 s), not two
-        later, later_seconds = timed(lambda: store.load("another-match"))
+            # sent once and waited for once: one socket timeout, not two
+            assert (wire["send"], wire["timeout"]) == (1, 1), wire
+        else:
+            assert wire["timeout"] == 0, wire  # refused at once
+        wire.clear()
+        later = failure(lambda: store.load("another-match"))
         assert isinstance(later, StoreUnavailable)
-        assert later_seconds < 0.5  # not sent: the breaker is open (sent, it would wait 1 s)
+        assert wire == Counter(), wire  # not sent, no connection tried: the breaker is open
     finally:
         if fault == "frozen":
             server.resume()
         else:
             server.start()
-    time.sleep(1.1)  # the pause (one socket timeout) is over
+    # the pause (one socket timeout) ends, and Redis is asked again
+    wait_for(lambda: failure(lambda: store.load("some-match")) is None, "Redis never asked again")
+    assert wire["send"] > 0
     assert store.load("some-match") is None
 
 
@@ -61,19 +112,33 @@ def test_an_answer_ends_the_pause_at_once() -> None:
     breakers.check("redis:6379")
 
 
-def test_only_a_call_sent_after_the_pause_began_can_start_another() -> None:
+class Clock:
+    """``time.monotonic`` for the breakers, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_only_a_call_sent_after_the_pause_began_can_start_another(monkeypatch) -> None:
     # Calls sent before a Redis froze time out one after another; the first one pauses the
     # address, and the later ones must not push the end of the pause further, or a Redis
     # back soon after the first failure would be left alone for up to two socket timeouts.
+    clock = Clock()
+    monkeypatch.setattr(breaker_module, "time", clock)
     breakers = Breakers(pause=0.3)
     address = "redis:6379"
-    sent_before = time.monotonic()
-    time.sleep(0.01)
-    breakers.trip(address, time.monotonic())  # the first failure: paused
-    time.sleep(0.2)
+    sent_before = clock.now
+    clock.now += 0.01
+    breakers.trip(address, clock.now)  # the first failure: paused
+    clock.now += 0.2
     breakers.trip(address, sent_before)  # sent before the pause, failing within it
-    time.sleep(0.15)  # 0.35 s after the first failure: over, unless the old call extended it
+    with pytest.raises(StoreUnavailable):
+        breakers.check(address)  # still paused
+    clock.now += 0.15  # 0.35 s after the first failure: over, unless the old call extended it
     breakers.check(address)
-    breakers.trip(address, time.monotonic())  # sent after the pause began: paused again
+    breakers.trip(address, clock.now)  # sent after the pause began: paused again
     with pytest.raises(StoreUnavailable):
         breakers.check(address)
