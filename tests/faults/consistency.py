@@ -445,7 +445,7 @@ class MoveLoad:
             self._threads.append(thread)
         return self
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def stop(self, timeout: float = 60.0) -> None:
         """Stop the clients; fail if one is stuck or crashed."""
         self.stopping.set()
         for thread in self._threads:
@@ -473,13 +473,13 @@ class MoveLoad:
             step += 1
             if turn is None:
                 try:  # whose turn, then that seat's rack
-                    reply = seats[0].view(timeout=10)
+                    reply = seats[0].view(timeout=30)
                     self._count(str(reply.status))
                     if reply.status == 200 and reply.body["status"] != "playing":
                         return
                     if reply.status == 200:
                         turn, pool = reply.body["current_seat"], reply.body["pool_count"]
-                        reply = seats[turn].view(timeout=10)
+                        reply = seats[turn].view(timeout=30)
                         self._count(str(reply.status))
                 except (OSError, http.client.HTTPException) as error:
                     self._count(type(error).__name__)
@@ -496,7 +496,7 @@ class MoveLoad:
                 move, table = "draft", [[rack[step % len(rack)]]]
             key = new_key() if self.keyed(number) else None
             try:
-                reply = seat.move(move, table, key=key, timeout=10)
+                reply = seat.move(move, table, key=key, timeout=30)
             except (OSError, http.client.HTTPException) as error:
                 self._count(type(error).__name__)
                 self._unknown(Sent(seat, move, table, key, type(error).__name__))
@@ -548,7 +548,7 @@ class MoveLoad:
                 outcome[f"refused_{reply.status}"] += 1
         return dict(outcome)
 
-    def _resend(self, sent: Sent, outcome: Counter[str], *, patience: float = 10.0) -> Reply:
+    def _resend(self, sent: Sent, outcome: Counter[str], *, patience: float = 30.0) -> Reply:
         """Resend ``sent`` with its key as a client should: on a 503, again after the
         ``Retry-After`` it gives, for up to ``patience`` seconds.
 
@@ -557,7 +557,7 @@ class MoveLoad:
         """
         give_up = time.monotonic() + patience
         while True:
-            reply = sent.seat.move(sent.move, sent.table, key=sent.key, timeout=10)
+            reply = sent.seat.move(sent.move, sent.table, key=sent.key, timeout=30)
             wait = reply.header("Retry-After", "")
             if reply.status != 503 or not wait.isdigit() or time.monotonic() > give_up:
                 return reply
