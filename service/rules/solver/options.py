@@ -165,9 +165,14 @@ class OptionCache:
         self.kits: dict[tuple[object, ...], Kit] = {}
         self.choices: dict[tuple[object, ...], Choices] = {}
         self.endings: dict[int, Option] = {}
+        # the kits of the last position searched, by number, jokers and flags: the searches
+        # of one solve share its position, and this key is quicker to make than the kits'
+        # (replaced whole, so a thread reads a position with its own kits)
+        self.recent: tuple[object, dict[int, Kit]] = (None, {})
 
     def clear(self) -> None:
         """Drop the options and choices (not the run states); searches keep what they hold."""
+        self.recent = (None, {})
         self.kits = {}
         self.colours = {}
         self.templates = {}
@@ -177,6 +182,20 @@ class OptionCache:
     def kit(self, position: Position, number: int, jokers: int, flags: int) -> Kit:
         """The group choices and each colour's options at ``number``, shared by every search
         that sees the same tiles, locks and joker budget there."""
+        recent = self.recent
+        if recent[0] is position:
+            known = recent[1]
+        else:
+            known = {}
+            self.recent = (position, known)
+        short = number | jokers << 4 | flags << 12  # number < 16, jokers < 256
+        held = known.get(short)
+        if held is not None:
+            return held
+        found = known[short] = self._kit(position, number, jokers, flags)
+        return found
+
+    def _kit(self, position: Position, number: int, jokers: int, flags: int) -> Kit:
         mandatory, optional = position.mandatory[number], position.optional[number]
         slots = position.slots[number]
         starts, ends = position.locked_starts[number], position.locked_ends[number]

@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Final
 
 from service.rules.solver.interpreted import let_others_run
-from service.rules.solver.runs import RunState, strength, weaker_states
+from service.rules.solver.runs import RunState, is_closable, strength, weaker_states
 from service.rules.tiles import JOKER_PENALTY
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "TILE_WEIGHT",
     "UNREACHABLE",
     "RunStates",
+    "all_closable",
     "colour_ids",
     "undominated",
     "undominated_plain",
@@ -83,8 +84,9 @@ BLOCK_FULL: Final = 1 << BLOCK_BITS
 
 
 class RunStates:
-    """The run states met so far, each with its id (its 12 bits in a key), its strength
-    and the ids of the states it dominates; shared by every search and thread.
+    """The run states met so far, each with its id (its 12 bits in a key), its strength,
+    whether its runs can all end now, and the ids of the states it dominates; shared by
+    every search and thread.
 
     At most ``STATE_MASK + 1`` states fit in 12 bits; the few hundred the rules allow
     (runs of one colour, up to three copies and four jokers) are far below that, so
@@ -95,6 +97,7 @@ class RunStates:
         self.ids: dict[RunState, int] = {(): 0}
         self.states: list[RunState] = [()]
         self.strengths: list[int] = [0]
+        self.closable: list[bool] = [True]  # by id: is_closable
         self.weaker: list[tuple[int, ...]] = [(0,)]  # by id: the ids of the states it dominates
         self._lock = threading.RLock()
 
@@ -119,6 +122,7 @@ class RunStates:
             found = len(self.states)
             self.states.append(state)
             self.strengths.append(strength(state))
+            self.closable.append(is_closable(state))
             self.weaker.append(())
             weak_ids = [
                 found if weak == state else self._intern(weak) for weak in weaker_states(state)
@@ -126,6 +130,17 @@ class RunStates:
             self.weaker[found] = tuple(sorted(weak_ids))
             self.ids[state] = found
         return found
+
+
+def all_closable(key: int, closable: list[bool]) -> bool:
+    """Whether every open run of every colour of ``key`` can end now (``closable``:
+    :attr:`RunStates.closable`)."""
+    return (
+        closable[key & STATE_MASK]
+        and closable[(key >> STATE_BITS) & STATE_MASK]
+        and closable[(key >> 2 * STATE_BITS) & STATE_MASK]
+        and closable[(key >> 3 * STATE_BITS) & STATE_MASK]
+    )
 
 
 def colour_ids(key: int) -> tuple[int, int, int, int]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from service.rules.options import Rules
 from service.rules.sets import SetKind, classify
 from service.rules.solver.groups import MAX_GROUP, ForcedGroup
-from service.rules.tiles import COLOURS, MAX_NUMBER, MIN_NUMBER, Tile
+from service.rules.tiles import COLOURS, MAX_NUMBER, Tile
 
 __all__ = [
     "CELLS",
@@ -92,10 +92,11 @@ class Position:
     locked_groups: tuple[LockedGroup, ...] = ()
     meld_threshold: int | None = None
     jokers_count_in_meld: bool = True
-    slots: Grid = field(default=(), compare=False)
-    locked_starts: Grid = field(default=(), compare=False)
-    locked_ends: Grid = field(default=(), compare=False)
-    forced: tuple[tuple[ForcedGroup, ...], ...] = field(default=(), compare=False)
+    # worked out from the locked sets (none by default)
+    slots: Grid = field(default=EMPTY_GRID, compare=False)
+    locked_starts: Grid = field(default=EMPTY_GRID, compare=False)
+    locked_ends: Grid = field(default=EMPTY_GRID, compare=False)
+    forced: tuple[tuple[ForcedGroup, ...], ...] = field(default=NO_FORCED, compare=False)
     # every table tile, counted as tile_counts does (empty before the initial meld)
     table_counts: tuple[int, ...] = field(default=(), compare=False)
 
@@ -110,20 +111,24 @@ def read_position(
 ) -> Position:
     """Count the tiles of a position; before the initial meld only the rack counts."""
     rack_counts = [0] * CELLS
+    held = [0] * COLOUR_COUNT  # the numbers of each colour on the rack, as masks
     rack_jokers = 0
+    colour_at = _COLOUR_AT
     for tile, count in rack.items():
         if count <= 0:
             continue
-        colour = tile.colour
+        colour, number = tile.colour, tile.number
         if colour is None:
             rack_jokers += count
-        elif tile.number is not None:
-            rack_counts[tile.number * COLOUR_COUNT + _COLOUR_AT[id(colour)]] += count
+        elif number is not None:
+            index = colour_at[id(colour)]
+            rack_counts[number * COLOUR_COUNT + index] += count
+            held[index] |= 1 << number
     if not melded:
         return _with_layers(
             Position(
                 EMPTY_GRID,
-                _placeable(rack_counts, [0] * CELLS, rack_jokers),
+                _placeable(rack_counts, held, None, rack_jokers),
                 0,
                 rack_jokers,
                 meld_threshold=max(rules.initial_meld_points, 0),
@@ -132,7 +137,7 @@ def read_position(
         )
     on_table = tile_counts(table)
     table_jokers = on_table[JOKER_CELL]
-    rack_numbered = _placeable(rack_counts, on_table, table_jokers + rack_jokers)
+    rack_numbered = _placeable(rack_counts, held, on_table, table_jokers + rack_jokers)
     runs: list[LockedRun] = []
     groups: list[LockedGroup] = []
     free = on_table
@@ -202,73 +207,75 @@ def tile_counts(sets: Iterable[Iterable[Tile]]) -> list[int]:
     return counts
 
 
-def _placeable(rack: list[int], table: list[int], jokers: int) -> Grid:
+def _placeable(rack: list[int], held: list[int], table: list[int] | None, jokers: int) -> Grid:
     """Drop the rack tiles that no valid set of the position's tiles could hold.
 
     A rack tile can only be placed in a group with two other colours of its number,
     or in three consecutive numbers of its colour, jokers filling in. Dropping one
-    tile may strand another, so this repeats until nothing changes.
+    tile may strand another, so this repeats until nothing changes. Worked out on a
+    mask of numbers a colour (``held``: bit ``n`` when number ``n`` is on the rack), every
+    colour's tiles at once: a tile that fits nowhere while more tiles are present fits
+    nowhere with fewer, so the order of the drops does not change what is left.
     """
-    rows = list(rack[:CELLS])
-    if jokers < MIN_SET - 1:
-        # which numbers of each colour are present, and which colours of each number
-        by_colour = [0] * COLOUR_COUNT
-        by_number = [0] * (MAX_NUMBER + 2)
+    if jokers >= MIN_SET - 1:
+        return _as_grid(rack)
+    f0 = f1 = f2 = f3 = 0  # the same for the table's tiles, which stay
+    if table is not None:
+        fixed = [0] * COLOUR_COUNT
         for cell in range(COLOUR_COUNT, CELLS):
-            if rows[cell] or table[cell]:
-                number, colour = divmod(cell, COLOUR_COUNT)
-                by_colour[colour] |= 1 << number
-                by_number[number] |= 1 << colour
-        held = [cell for cell in range(COLOUR_COUNT, CELLS) if rows[cell]]
-        changed = True
-        while changed:
-            changed = False
-            for cell in held:
-                if rows[cell] and not _fits(by_colour, by_number, cell, jokers):
-                    rows[cell] = 0
-                    if not table[cell]:
-                        number, colour = divmod(cell, COLOUR_COUNT)
-                        by_colour[colour] &= ~(1 << number)
-                        by_number[number] &= ~(1 << colour)
-                    changed = True
+            if table[cell]:
+                fixed[cell % COLOUR_COUNT] |= 1 << (cell // COLOUR_COUNT)
+        f0, f1, f2, f3 = fixed
+    k0, k1, k2, k3 = held
+    while True:
+        p0, p1, p2, p3 = f0 | k0, f1 | k1, f2 | k2, f3 | k3
+        if jokers:  # another colour of the number, or a number of the colour two away
+            n0 = k0 & (p1 | p2 | p3 | _near(p0))
+            n1 = k1 & (p0 | p2 | p3 | _near(p1))
+            n2 = k2 & (p0 | p1 | p3 | _near(p2))
+            n3 = k3 & (p0 | p1 | p2 | _near(p3))
+        else:  # two other colours of the number, or three numbers in a row of the colour
+            n0 = k0 & (p1 & p2 | p1 & p3 | p2 & p3 | _stretches(p0))
+            n1 = k1 & (p0 & p2 | p0 & p3 | p2 & p3 | _stretches(p1))
+            n2 = k2 & (p0 & p1 | p0 & p3 | p1 & p3 | _stretches(p2))
+            n3 = k3 & (p0 & p1 | p0 & p2 | p1 & p2 | _stretches(p3))
+        if n0 == k0 and n1 == k1 and n2 == k2 and n3 == k3:
+            break
+        k0, k1, k2, k3 = n0, n1, n2, n3
+    if (k0, k1, k2, k3) == tuple(held):
+        return _as_grid(rack)
+    rows = list(rack)
+    for colour, kept in enumerate((k0, k1, k2, k3)):
+        dropped = held[colour] & ~kept
+        while dropped:
+            number = dropped.bit_length() - 1
+            rows[number * COLOUR_COUNT + colour] = 0
+            dropped &= ~(1 << number)
     return _as_grid(rows)
 
 
-def _fits(by_colour: list[int], by_number: list[int], cell: int, jokers: int) -> bool:
-    number, colour = divmod(cell, COLOUR_COUNT)
-    others = (by_number[number] & ~(1 << colour)).bit_count()
-    if others + jokers >= MIN_SET - 1:
-        return True
-    present = by_colour[colour]
-    for start in range(max(MIN_NUMBER, number - 2), min(number, MAX_NUMBER - 2) + 1):
-        window = (0b111 << start) & ~(1 << number)
-        if MIN_SET - 1 - (present & window).bit_count() <= jokers:
-            return True
-    return False
+def _near(present: int) -> int:
+    """The numbers of a colour (a mask) with another of the colour at most two away:
+    three numbers from 1 to 13 hold both, a joker the third."""
+    return present & (present << 1 | present >> 1 | present << 2 | present >> 2)
+
+
+def _stretches(present: int) -> int:
+    """The numbers of a colour (a mask) in three numbers in a row all present."""
+    starts = present & present >> 1 & present >> 2
+    return starts | starts << 1 | starts << 2
 
 
 def _as_grid(counts: list[int]) -> Grid:
-    return tuple(
-        tuple(counts[number * COLOUR_COUNT : (number + 1) * COLOUR_COUNT])
-        for number in range(MAX_NUMBER + 1)
-    )
+    """The first ``CELLS`` counts as a grid: one row of colours a number."""
+    cells = iter(counts[:CELLS])
+    return tuple(zip(cells, cells, cells, cells, strict=True))  # COLOUR_COUNT of them
 
 
 def _with_layers(position: Position) -> Position:
+    """``position`` with the slots, starts, ends and forced groups of its locked sets."""
     if not position.locked_runs and not position.locked_groups:
-        return Position(
-            position.mandatory,
-            position.optional,
-            position.table_jokers,
-            position.rack_jokers,
-            meld_threshold=position.meld_threshold,
-            jokers_count_in_meld=position.jokers_count_in_meld,
-            slots=EMPTY_GRID,
-            locked_starts=EMPTY_GRID,
-            locked_ends=EMPTY_GRID,
-            forced=NO_FORCED,
-            table_counts=position.table_counts,
-        )
+        return position
     slots = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
     starts = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]
     ends = [[0] * len(COLOURS) for _ in range(MAX_NUMBER + 1)]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from service.rules.solver.groups import GroupChoice
@@ -64,13 +63,13 @@ from service.rules.solver.packing import (
     SMALL_LAYER,
     TILE_WEIGHT,
     UNREACHABLE,
+    all_closable,
     colour_ids,
     undominated,
     undominated_plain,
     undominated_spare,
 )
 from service.rules.solver.position import Position, mirrored
-from service.rules.solver.runs import is_closable
 from service.rules.tiles import MAX_NUMBER
 
 __all__ = [
@@ -97,23 +96,28 @@ class OutOfTime(Exception):
     """Raised inside the search when its time budget runs out."""
 
 
-@dataclass(frozen=True, slots=True)
+# Layer and Plan are plain classes, not frozen dataclasses: compiled, a frozen dataclass stays a
+# Python class whose __init__ sets each field through object.__setattr__ (about 3,000
+# instructions a Layer, 13 of them a play), where a plain class is native (read-only by use).
 class Layer:
     """What the best play does at one number."""
 
-    number: int
-    group_reals: tuple[int, ...]
-    group_jokers: int
-    steps: tuple[Step, ...]
+    def __init__(
+        self, number: int, group_reals: tuple[int, ...], group_jokers: int, steps: tuple[Step, ...]
+    ) -> None:
+        self.number = number
+        self.group_reals = group_reals
+        self.group_jokers = group_jokers
+        self.steps = steps
 
 
-@dataclass(frozen=True, slots=True)
 class Plan:
     """The best play, number by number, the spare jokers still to add, and its score."""
 
-    layers: tuple[Layer, ...]
-    spare_jokers: int
-    score: int
+    def __init__(self, layers: tuple[Layer, ...], spare_jokers: int, score: int) -> None:
+        self.layers = layers
+        self.spare_jokers = spare_jokers
+        self.score = score
 
 
 # How a state was reached: the state before, the group choice, then each colour's option
@@ -181,7 +185,13 @@ def future_bounds(
     real_floor = max(0, floor - position.rack_jokers * JOKER_WEIGHT)
     own_floor = real_floor + jokers * JOKER_WEIGHT  # it counts its jokers
     search = _Search(
-        mirrored(position, jokers), True, deadline, own_floor, jokers, upside_down=True
+        mirrored(position, jokers),
+        True,
+        deadline,
+        own_floor,
+        jokers,
+        upside_down=True,
+        keep_links=False,  # it never unwinds
     )
     bounds = [[NO_BOUND] * (MAX_NUMBER + 1) for _ in range(position.jokers + 1)]
     for row in bounds[: jokers + 1]:
@@ -211,6 +221,16 @@ def most_possible(position: Position) -> int:
     return numbered + position.rack_jokers * JOKER_WEIGHT
 
 
+def _count(first: tuple[int, ...], second: tuple[int, ...]) -> int:
+    """The tiles of two rows of a grid (by colour)."""
+    total = 0
+    for count in first:
+        total += count
+    for count in second:
+        total += count
+    return total
+
+
 class _Search:
     """One search: the numbers 1 to 13 in order, a layer of states after each."""
 
@@ -224,6 +244,7 @@ class _Search:
         future: Sequence[Sequence[int]] | None = None,
         *,
         upside_down: bool = False,
+        keep_links: bool = True,
     ) -> None:
         self.position = position
         self.cache = CACHE
@@ -245,20 +266,23 @@ class _Search:
         self.kits: list[Kit] = []
         self.kinds: list[int] = []
         self.needs: list[list[int]] = []
+        # for each number passed, when kept: the state each new state came from (see advance)
+        self.came: list[dict[int, int] | None] = []
+        self.keep_links = keep_links
         # numbers with no tile, no group to complete and no locked run: runs can only end
+        # (plain loops over the grids read once: compiled, zip, any and sum are generic calls)
         locked = bool(position.locked_runs)
+        mandatory, optional, forced = position.mandatory, position.optional, position.forced
         self.quiet = [
-            not locked and not forced and not any(mandatory) and not any(optional)
-            for mandatory, optional, forced in zip(
-                position.mandatory, position.optional, position.forced, strict=True
-            )
+            not locked and not forced[number] and not _count(mandatory[number], optional[number])
+            for number in range(MAX_NUMBER + 1)
         ]
         # what the rack tiles above each number could add at most, to the score and to an
         # initial meld
         self.above = [0] * (MAX_NUMBER + 1)
         self.meld_above = [0] * (MAX_NUMBER + 1)
         for number in range(MAX_NUMBER - 1, -1, -1):
-            tiles = sum(position.optional[number + 1])
+            tiles = _count(optional[number + 1], ())
             points = MAX_NUMBER - number if upside_down else number + 1
             self.above[number] = self.above[number + 1] + tiles * (TILE_WEIGHT + points)
             self.meld_above[number] = self.meld_above[number + 1] + tiles * (number + 1)
@@ -294,9 +318,12 @@ class _Search:
     def advance(self, number: int, layer: dict[int, int]) -> dict[int, int]:
         """Move every state of ``layer`` past ``number``; return the new layer.
 
-        It keeps no links to the states each came from: :meth:`unwind` works out the few
-        it needs from the layers afterwards (keeping a link for every state made, most of
-        them dropped or in searches that find nothing, cost a fifth of the search).
+        It keeps no link tuple to the state each new one came from: :meth:`unwind` works
+        out the few it needs afterwards (keeping a link for every state made, most of them
+        dropped or in searches that find nothing, cost a fifth of the search). Unless told
+        not to (``keep_links``), it notes only which state each new state came from, an
+        integer it holds anyway (``came``), so that :meth:`link` tries again that state's
+        moves alone rather than the whole layer's.
         """
         self._check_time()
         position = self.position
@@ -305,28 +332,30 @@ class _Search:
         table = kit[0]
         self.choices.append(table.choices)
         self.kits.append(kit)
+        came: dict[int, int] | None = {} if self.keep_links else None
+        self.came.append(came)
         # a state must still be able to reach the floor, all its jokers placed
         need = (self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
         if jokers == 0 and self.quiet[number]:
             self.kinds.append(SKIPPED)
             self.needs.append([need])
-            return self._skip(number, layer)
+            return self._skip(number, layer, came)
         options = kit[1]
         if jokers == 0 and self.meld is None:
             self.kinds.append(PLAIN)
             self.needs.append([need])
-            new = self._advance_plain(layer, options, table, need)
+            new = self._advance_plain(layer, options, table, need, came)
             return undominated_plain(new, self.run_states) if len(new) > SMALL_LAYER else new
         if self.essential and self.meld is None:
             floor = self.floor - position.rack_jokers * JOKER_WEIGHT
             needs = [(floor - after[number]) << SCALE for after in self.after_jokers]
             self.kinds.append(SPARE)
             self.needs.append(needs)
-            new = self._advance_spare(layer, options, table, needs)
+            new = self._advance_spare(layer, options, table, needs, came)
         else:
             self.kinds.append(GENERAL)
             self.needs.append([need])
-            new = self._advance_jokers(number, layer, options, table, need)
+            new = self._advance_jokers(number, layer, options, table, need, came)
         if len(new) <= SMALL_LAYER:
             return new
         if self.essential and self.meld is None:
@@ -341,6 +370,7 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
+        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` with no joker to lay and no meld to count."""
         new: dict[int, int] = {}
@@ -380,6 +410,8 @@ class _Search:
                                 new_key = abc | d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
+                                    if came is not None:
+                                        came[new_key] = key
         return new
 
     def _advance_spare(
@@ -388,6 +420,7 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         needs: Sequence[int],
+        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
@@ -459,6 +492,8 @@ class _Search:
                                 new_key = kabc + d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
+                                    if came is not None:
+                                        came[new_key] = key
         return new
 
     def _advance_jokers(
@@ -468,6 +503,7 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
+        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` in general: jokers to lay, or a meld to count."""
         position = self.position
@@ -536,9 +572,13 @@ class _Search:
                                     new_key |= min(total, meld) << MELD_SHIFT
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
+                                    if came is not None:
+                                        came[new_key] = key
         return new
 
-    def _skip(self, number: int, layer: dict[int, int]) -> dict[int, int]:
+    def _skip(
+        self, number: int, layer: dict[int, int], came: dict[int, int] | None
+    ) -> dict[int, int]:
         """Pass a number with no tiles and no jokers to lay: every open run ends here."""
         new: dict[int, int] = {}
         for key, value in self._closing(number, layer):
@@ -546,17 +586,19 @@ class _Search:
             value &= NO_STRENGTH  # no run is open
             if new.get(new_key, -1) < value:
                 new[new_key] = value
+                if came is not None:
+                    came[new_key] = key
         return new
 
     def _closing(self, number: int, layer: dict[int, int]) -> Iterator[tuple[int, int]]:
         """The states of ``layer`` that :meth:`_skip` moves on, in order."""
         need = (self.floor - self.position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
         meld, meld_reach = self.meld, self.meld_above[number]  # no joker is left to lay here
-        all_states = self.run_states.states
+        closable = self.run_states.closable
         for key, value in layer.items():
             if value < need:
                 continue
-            if not all(is_closable(all_states[state_id]) for state_id in colour_ids(key)):
+            if not all_closable(key, closable):
                 continue
             if meld is not None and ((key >> MELD_SHIFT) & MELD_MASK) + meld_reach < meld:
                 continue
@@ -566,7 +608,7 @@ class _Search:
         """The key and score of the best state that closes every run and places enough."""
         best_key, best_score = None, 0
         table_jokers = self.position.table_jokers
-        states = self.run_states.states
+        closable = self.run_states.closable
         for key, value in layer.items():
             score = value >> SCALE
             placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
@@ -576,7 +618,7 @@ class _Search:
                 continue
             if self.meld is not None and (key >> MELD_SHIFT) & MELD_MASK < self.meld:
                 continue
-            if not all(is_closable(states[state_id]) for state_id in colour_ids(key)):
+            if not all_closable(key, closable):
                 continue
             net = score - table_jokers * JOKER_WEIGHT
             if net > best_score and net >= self.floor:
@@ -603,6 +645,9 @@ class _Search:
         that gave that value (what it would have kept had it kept links). Only the options
         that leave each colour's runs as ``target`` has them are tried again."""
         kind = self.kinds[number - 1]
+        came = self.came[number - 1]
+        if came is not None:  # the state it came from, alone
+            layer = {came[target]: layer[came[target]]}
         if kind == SKIPPED:
             ending = self.cache.ending
             for key, found in self._closing(number, layer):
