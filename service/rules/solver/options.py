@@ -443,10 +443,15 @@ def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int
     they try the options one by one.
     """
     scaled = joker_weight << SCALE
-    return tuple(
-        max((option[1] - option[2] * scaled for option in options), default=UNREACHABLE)
-        for options in lists
-    )
+    tops: list[int] = []
+    for options in lists:  # plain loops: compiled, max() over a generator is generic
+        top = UNREACHABLE
+        for option in options:
+            gain = option[1] - option[2] * scaled
+            if gain > top:
+                top = gain
+        tops.append(top)
+    return tuple(tops)
 
 
 class Choices:
