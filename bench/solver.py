@@ -15,6 +15,13 @@ peak memory of the three processes, and a PASS or FAIL line for each target:
 our median at least 10x the MILP's at every table size, our p99 under 50 ms at
 80 tiles, and under 150 MB for this process and our solver's.
 
+Then, unless ``--no-http``, every position is dealt as a test-mode match to gunicorn (the
+service as ``make run`` serves it, with its own Redis, as in bench/solver_tail.py), and
+on one connection a view of the match (``GET /v1/matches/{id}``) and then its hint are
+timed: the hint less the view is what the hint adds (the search, its hand-over to a
+thread, the answer), and its median at every table size must be 10x below the MILP's
+too (issue 33).
+
 The MILP solver's set family is smaller than the rules allow: runs of 3-5 tiles,
 jokers at the ends of a run only in runs of 3, no group of four with a joker,
 and its initial meld counts only numbered tiles. Where it places fewer tiles, the
@@ -51,6 +58,7 @@ WARM_UP = 5  # per table size, untimed, before timing
 MIN_RATIO = 10.0  # the targets: our median this many times faster than the MILP's
 MAX_P99_MS = 50.0  # at the largest table
 MAX_PEAK_MB = 150.0  # the bench process, and our solver's process
+HTTP_VIEWS = 2  # views timed around each hint (before and after); the hint less their mean
 Set = tuple[Tile, ...]
 
 
@@ -299,6 +307,49 @@ def measure_milp(seed: int, per_size: int, our_counts: list[int]) -> Timings | N
     return Timings(results, peak, own_peak, notes)
 
 
+def measure_http(seed: int, per_size: int) -> list[float] | None:
+    """Deal every position as a match, then time, on one connection, a view of each and its
+    hint; return per position the hint's seconds less the view's (the mean of one before and
+    one after). None when gunicorn cannot be started here."""
+    import http.client
+
+    # imported here: the solvers' spawned processes import this module, and need none of it
+    from bench.solver_tail import call, deal, served
+    from bench.support.stress_positions import StressCase
+    from service.rules import TileSet
+
+    def dealt(client: http.client.HTTPConnection, case: Case) -> tuple[str, str]:
+        mode = "melded" if case.melded else "initial"
+        rack_size = case.rack.total()
+        stress = StressCase(TileSet.STANDARD, case.size, rack_size, mode, case.table, case.rack)
+        return deal(client, stress)
+
+    def timed_get(client: http.client.HTTPConnection, path: str, token: str) -> float:
+        start = time.perf_counter()
+        call(client, "GET", path, None, token)
+        return time.perf_counter() - start
+
+    positions = cases(seed, per_size)
+    try:
+        with served() as client:
+            for case in cases(seed + 1, WARM_UP):  # warm up, as in process
+                match_id, token = dealt(client, case)
+                call(client, "GET", f"/v1/matches/{match_id}/hint", None, token)
+            matches = [dealt(client, case) for case in positions]
+            added = []
+            for number, (match_id, token) in enumerate(matches, 1):
+                view = timed_get(client, f"/v1/matches/{match_id}", token)
+                hint = timed_get(client, f"/v1/matches/{match_id}/hint", token)
+                view += timed_get(client, f"/v1/matches/{match_id}", token)
+                added.append(hint - view / HTTP_VIEWS)
+                if number % 150 == 0 or number == len(matches):
+                    print(f"  hints over HTTP: {number}/{len(matches)}", flush=True)
+            return added
+    except (OSError, RuntimeError, http.client.HTTPException) as error:
+        print(f"  the service could not be measured over HTTP: {error}")
+        return None
+
+
 def in_child(function: Callable[..., Timings | None], *args: object) -> Timings | None:
     """Run ``function`` in a fresh process (spawned: nothing inherited) and return its answer."""
     with ProcessPoolExecutor(
@@ -336,6 +387,7 @@ class Row:
     size: int
     ours: list[float]
     milp: list[float] | None
+    http: list[float] | None = None  # a hint less a view, over HTTP
 
     @property
     def ratio(self) -> float | None:
@@ -344,11 +396,21 @@ class Row:
             return None
         return statistics.median(self.milp) / statistics.median(self.ours)
 
+    @property
+    def http_ratio(self) -> float | None:
+        """How many times faster the median hint less a view is than the MILP's median."""
+        if self.milp is None or self.http is None:
+            return None
+        return statistics.median(self.milp) / statistics.median(self.http)
+
 
 def report(
-    positions: list[Case], mine: list[tuple[float, int]], theirs: list[tuple[float, int]] | None
+    positions: list[Case],
+    mine: list[tuple[float, int]],
+    theirs: list[tuple[float, int]] | None,
+    served: list[float] | None = None,
 ) -> list[Row]:
-    """Print the timing table per table size and return its rows."""
+    """Print the timing table per table size (and the hints over HTTP) and return its rows."""
     header = f"{'table':>5} {'n':>4} | {'ours: median':>12} {'p90':>7} {'p99':>7} {'max':>7}"
     if theirs is not None:
         header += f" | {'MILP: median':>12} {'p90':>7} {'p99':>7} {'max':>7} | {'ratio':>6}"
@@ -360,12 +422,21 @@ def report(
             size,
             [mine[i][0] * 1000 for i in picked],
             None if theirs is None else [theirs[i][0] * 1000 for i in picked],
+            None if served is None else [served[i] * 1000 for i in picked],
         )
         line = f"{size:5d} {len(picked):4d} | {_spread(row.ours)}"
         if row.milp is not None:
             line += f" | {_spread(row.milp)} | {row.ratio:5.1f}x"
         print(line)
         rows.append(row)
+    if served is not None:
+        print("hints over HTTP, each less a view on the same connection (milliseconds):")
+        for row in rows:
+            assert row.http is not None
+            line = f"{row.size:5d} {len(row.http):4d} | {_spread(row.http)}"
+            if row.http_ratio is not None:
+                line += f" | {row.http_ratio:5.1f}x the MILP's median"
+            print(line)
     return rows
 
 
@@ -392,6 +463,15 @@ def verdicts(
                     f"median at {row.size} tiles >= {MIN_RATIO:g}x faster than the MILP: "
                     f"{row.ratio:.1f}x ({ours_ms:.2f} ms vs "
                     f"{statistics.median(row.milp or [0.0]):.2f} ms)",
+                )
+            )
+        if row.http_ratio is not None:
+            out.append(
+                (
+                    row.http_ratio >= MIN_RATIO,
+                    f"hint less a view over HTTP at {row.size} tiles >= {MIN_RATIO:g}x faster "
+                    f"than the MILP: {row.http_ratio:.1f}x "
+                    f"({statistics.median(row.http or [0.0]):.2f} ms)",
                 )
             )
     largest = rows[-1]
@@ -426,6 +506,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short run")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--ours-only", action="store_true", help="skip the MILP solver")
+    parser.add_argument("--no-http", action="store_true", help="skip the hints over HTTP")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
     per_size = QUICK_PER_SIZE if args.quick else PER_SIZE
@@ -441,7 +522,11 @@ def main() -> None:
         theirs = in_child(measure_milp, args.seed, per_size, [n for _, n in mine.results])
         if theirs is None:
             print("rummikub-solver is not installed (pip install '.[bench]'): ours only")
-    rows = report(positions, mine.results, None if theirs is None else theirs.results)
+    served = None
+    if not args.no_http:
+        print("hints over HTTP (gunicorn, test mode):", flush=True)
+        served = measure_http(args.seed, per_size)
+    rows = report(positions, mine.results, None if theirs is None else theirs.results, served)
     milp_faster = None
     if theirs is not None:
         print(f"optima differ on {len(theirs.notes)} of {len(positions)} positions")
