@@ -24,8 +24,8 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from typing import Any
+from functools import lru_cache, partial
+from typing import Any, Protocol
 
 import redis
 from redis.backoff import NoBackoff
@@ -34,6 +34,7 @@ from redis.exceptions import AskError, MovedError, NoScriptError
 from redis.retry import Retry
 
 from service.config import Settings
+from service.store.commitlink import CommitLink
 
 __all__ = ["ClusterTopology", "SingleTopology", "Topology", "limits_storage_uri", "open_topology"]
 
@@ -180,6 +181,8 @@ class SingleTopology(Topology):
         self._committing = self._pooled(
             settings.redis_max_connections, socket_timeout=self.commit_read_timeout()
         )
+        self._link = CommitLink(self._client.connection_pool)  # eval_together's round trips
+        self._committing_link = CommitLink(self._committing.connection_pool)
         self._replicas: tuple[float, int] | None = None  # (checked at, count)
 
     @property
@@ -203,8 +206,8 @@ class SingleTopology(Topology):
     def eval_together(
         self, script: str, runs: Sequence[tuple[Sequence[str], Sequence[Any]]], *, replicas: int
     ) -> tuple[list[Any], int]:
-        client = self._committing if replicas > 0 else self._client
-        return _run_all(client, script, runs, replicas, self.wait_timeout_ms())
+        link = self._committing_link if replicas > 0 else self._link
+        return _run_all(link.round_trip, script, runs, replicas, self.wait_timeout_ms())
 
     def dedicated(self, key: str, *, read_timeout: float, name: str) -> redis.Redis:
         return redis.Redis.from_url(
@@ -272,8 +275,8 @@ class ClusterTopology(Topology):
             )
             node = client.get_node_from_key(keys[0])
             answers, acknowledged = _run_all(
-                client.get_redis_connection(node), script, [(keys, args)], replicas,
-                self.wait_timeout_ms(),
+                partial(_pipelined, client.get_redis_connection(node)), script,
+                [(keys, args)], replicas, self.wait_timeout_ms(),
             )  # fmt: skip
             answer = answers[0]
             if isinstance(answer, MovedError | AskError):
@@ -319,8 +322,24 @@ def script_digest(script: str) -> str:
     return hashlib.sha1(script.encode("utf-8")).hexdigest()
 
 
+class RoundTrip(Protocol):
+    """Each of ``runs`` of a script (by ``digest``, or ``whole``), then ``WAIT replicas``
+    when that is over 0, in one round trip (see :func:`_pipelined`)."""
+
+    def __call__(
+        self,
+        script: str,
+        digest: str,
+        runs: Sequence[tuple[Sequence[str], Sequence[Any]]],
+        replicas: int,
+        timeout_ms: int,
+        *,
+        whole: bool = False,
+    ) -> tuple[list[Any], int]: ...
+
+
 def _run_all(
-    client: redis.Redis,
+    round_trip: RoundTrip,
     script: str,
     runs: Sequence[tuple[Sequence[str], Sequence[Any]]],
     replicas: int,
@@ -331,11 +350,12 @@ def _run_all(
     the script (nothing ran) go again whole (``EVAL``, which also caches it), with ``WAIT``
     again. Answers each run's answer (maybe an exception) and how many replicas acknowledged
     them all (-1 without ``WAIT``, 0 when it failed)."""
-    answers, acknowledged = _pipelined(client, script, runs, replicas, timeout_ms)
+    digest = script_digest(script)
+    answers, acknowledged = round_trip(script, digest, runs, replicas, timeout_ms)
     unknown = [at for at, answer in enumerate(answers) if isinstance(answer, NoScriptError)]
     if unknown:
-        again, second = _pipelined(
-            client, script, [runs[at] for at in unknown], replicas, timeout_ms, whole=True
+        again, second = round_trip(
+            script, digest, [runs[at] for at in unknown], replicas, timeout_ms, whole=True
         )
         for at, answer in zip(unknown, again, strict=True):
             answers[at] = answer
@@ -346,6 +366,7 @@ def _run_all(
 def _pipelined(
     client: redis.Redis,
     script: str,
+    digest: str,
     runs: Sequence[tuple[Sequence[str], Sequence[Any]]],
     replicas: int,
     timeout_ms: int,
@@ -353,10 +374,9 @@ def _pipelined(
     whole: bool = False,
 ) -> tuple[list[Any], int]:
     """``EVALSHA`` of each run (``whole``: ``EVAL``), then ``WAIT`` when ``replicas`` is over
-    0, in one pipeline; each run's answer (maybe an exception) and ``WAIT``'s (-1 without it,
-    0 when it failed)."""
+    0, in one pipeline of ``client``; each run's answer (maybe an exception) and ``WAIT``'s
+    (-1 without it, 0 when it failed)."""
     pipe = client.pipeline(transaction=False)
-    digest = script_digest(script)
     for keys, args in runs:
         if whole:
             pipe.eval(script, len(keys), *keys, *args)
