@@ -91,7 +91,15 @@ chromium: ## make sure /usr/bin/chromium exists for the browser tests (apt-get, 
 	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; \
 		else echo "chromium: not found (the browser tests will be skipped, or fail under CI=true)"; fi
 
-tools: install ## install the npm tools the contract tests run (tests/tools, npm ci), if npm is there
+tools: install ## install the contract tests' tools: Java and Go (apt-get, as root) and the npm tools (tests/tools, npm ci)
+	@echo "==> Java (openapi-generator) and Go (building its Go client) for the contract tests"
+	@missing=""; command -v java >/dev/null || missing="$$missing default-jre-headless"; \
+		command -v go >/dev/null || missing="$$missing golang-go"; \
+		[ -d /usr/share/gocode/src/gopkg.in/validator.v2 ] || missing="$$missing golang-gopkg-validator.v2-dev"; \
+		if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing$$missing with apt-get..."; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+		elif [ -n "$$missing" ]; then echo "missing:$$missing (those contract tests are skipped, or fail under CI=true)"; fi
 	@echo "==> npm tools for the contract tests (tests/tools/package-lock.json)"
 	@if command -v npm >/dev/null; then \
 		$(PY) -c 'import sys; sys.path.insert(0, "."); from tests.support.tools import npm_bin; print("npm tools:", npm_bin())'; \

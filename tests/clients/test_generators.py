@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import compileall
 import importlib
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +22,7 @@ import yaml
 
 from tests.clients.conftest import CONTRACT, OPENAPI_GENERATOR_TARGETS, Generated
 from tests.support.gunicorn_process import GunicornProcess
-from tests.support.tools import npm_bin
+from tests.support.tools import GO_VALIDATOR, go_tool, npm_bin
 
 # openapi-generator's notices that say nothing about this contract.
 KNOWN_NOTICES = (
@@ -116,6 +118,40 @@ def test_the_typescript_fetch_client_compiles_under_tsc_strict(
         check=False,
     )
     assert compiled.returncode == 0, compiled.stdout[-5000:] + compiled.stderr[-2000:]
+
+
+def test_the_go_client_builds_and_vets(generated_clients: Generated, tmp_path: Path) -> None:
+    """``go build`` and ``go vet`` on openapi-generator's Go client, as generated (its own
+    tests aside: they need testify from the network). Two names once clashed there: the
+    webhook type `match.finished` and the event `match_finished` (both MATCH_FINISHED), and
+    the schema `NewWebhook` against the constructor of `Webhook`."""
+    go = go_tool()
+    folder = tmp_path / "client"
+    shutil.copytree(generated_clients.output("go"), folder, ignore=shutil.ignore_patterns("test"))
+    vendored = folder / "vendor" / "gopkg.in" / "validator.v2"
+    shutil.copytree(GO_VALIDATOR, vendored)
+    (folder / "vendor" / "modules.txt").write_text(
+        "# gopkg.in/validator.v2 v2.0.1\n## explicit\ngopkg.in/validator.v2\n"
+    )
+    env = {
+        **os.environ,
+        "GOFLAGS": "-mod=vendor",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "GOPATH": str(tmp_path / "gopath"),
+        "GOCACHE": str(tmp_path / "gocache"),
+    }
+    for step in ("build", "vet"):
+        ran = subprocess.run(
+            [str(go), step, "./..."],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert ran.returncode == 0, f"go {step}:\n{ran.stdout[-3000:]}{ran.stderr[-5000:]}"
 
 
 def test_the_python_client_is_valid_python(generated_clients: Generated) -> None:
