@@ -19,7 +19,13 @@ from service.store.notify import Notifications
 from service.webhooks.registry import Webhooks
 from service.workers.threads import cpu_bound
 
-__all__ = ["Services", "bootstrap"]
+__all__ = ["HINT_HERE_SECONDS", "Services", "bootstrap"]
+
+HINT_HERE_SECONDS = 0.002
+"""A hint's search runs this long where it is asked (on the worker's event loop) before it is
+handed to a thread: most answer within it, and handing one over cost a worker 0.3-0.5 ms of
+processor time (service/referee/searches.py, quick_here; docs/PERFORMANCE.md, "Sixteenth
+session")."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ def bootstrap(overrides: Mapping[str, Any] | None = None) -> Services:
         autoplay=SteppingAside(run=_off_the_loop),
         on_events=observability.record_events,
         run_search=_off_the_loop,
+        hint_here=HINT_HERE_SECONDS,
     )
     notifications = Notifications(store.topology)
     hooks = Webhooks(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,9 +10,9 @@ from typing import Any
 
 from service import game
 from service.rules import Rules, Tile
-from service.rules.solver import Solution
+from service.rules.solver import Solution, SolveStatus
 
-__all__ = ["Runner", "SteppingAside", "run_inline"]
+__all__ = ["Runner", "SteppingAside", "quick_here", "run_inline"]
 
 Runner = Callable[[Callable[[], Any]], Any]
 """Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
@@ -21,6 +22,29 @@ e.g. off its request threads, since a search may take its whole budget."""
 def run_inline(work: Callable[[], Any]) -> Any:
     """The plain :data:`Runner`: run the search here and now."""
     return work()
+
+
+def quick_here(
+    run: Runner, search: Callable[[float], Solution], *, budget: float, here: float
+) -> Solution:
+    """``search(seconds)`` within ``budget`` seconds: first where it is asked, for at most
+    ``here`` seconds, then, when that is not enough, through ``run`` with what is left.
+
+    Most hints are searches of a fraction of a millisecond, and handing one to a thread and
+    back cost about as much again (docs/PERFORMANCE.md, "Sixteenth session"): they answer
+    here. The few long ones block the caller (a worker's event loop) for ``here`` at most,
+    then go on as before; the options the first try worked out serve the second. The
+    answer is the search's either way: exact, or given up when the whole budget ran out.
+    """
+    left = budget
+    if here > 0:
+        started = time.perf_counter()
+        first = search(min(here, budget))
+        if first.status is not SolveStatus.GAVE_UP or here >= budget:
+            return first
+        left = max(budget - (time.perf_counter() - started), 0.0)
+    solution: Solution = run(lambda: search(left))
+    return solution
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from service.referee.errors import (
     SeatRequired,
     StaleVersion,
 )
-from service.referee.searches import Runner, SteppingAside, run_inline
+from service.referee.searches import Runner, SteppingAside, quick_here, run_inline
 from service.referee.tokens import digest, new_token, seat_of, with_digests
 from service.rules import IllegalTurn, Rules
 from service.rules.solver import Solution, solve
@@ -47,6 +47,7 @@ class Referee:
     store: MatchStore
     autoplay: game.Autoplay = field(default_factory=SteppingAside)
     hint_budget: float = 3.0
+    hint_here: float = 0.0  # seconds a hint's search runs where asked before run_search
     on_events: Callable[[tuple[game.Event, ...]], None] | None = None
     run_search: Runner = run_inline
 
@@ -138,15 +139,17 @@ class Referee:
         if match.status is not Status.PLAYING:
             raise game.WrongPhase("there is no game being played to give a hint for")
         player = match.players[seat]
-        solution: Solution = self.run_search(
-            lambda: solve(
+
+        def search(seconds: float) -> Solution:
+            return solve(
                 match.table,
                 Counter(player.rack),
                 melded=player.melded,
                 rules=match.rules,
-                time_budget=self.hint_budget,
+                time_budget=seconds,
             )
-        )
+
+        solution = quick_here(self.run_search, search, budget=self.hint_budget, here=self.hint_here)
         return match, solution
 
     # -- the moves (each guarded by If-Match and Idempotency-Key, see Guards) ----------
