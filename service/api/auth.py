@@ -10,7 +10,7 @@ from flask import request
 
 from service.api.connections import request_body
 from service.api.errors import BadRequest
-from service.referee import Guards, Idempotency
+from service.referee import NO_GUARDS, Guards, Idempotency
 
 __all__ = [
     "bearer_token",
@@ -27,7 +27,7 @@ MAX_KEY_LENGTH = 128
 
 def bearer_token() -> str | None:
     """Return the token of ``Authorization: Bearer <token>``, or ``None`` when absent."""
-    header = request.headers.get("Authorization", "")
+    header = request.environ.get("HTTP_AUTHORIZATION", "")  # what request.headers reads
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
@@ -50,17 +50,20 @@ def guards() -> Guards:
     """Return what guards a move: its ``If-Match`` and ``Idempotency-Key`` (and check its
     ``Prefer``: a refusal must come before the move acts)."""
     check_prefer()
-    return Guards(if_match=if_match(), idempotency=idempotency())
+    if_matched, idempotent = if_match(), idempotency()
+    if if_matched is None and idempotent is None:
+        return NO_GUARDS
+    return Guards(if_match=if_matched, idempotency=idempotent)
 
 
 def if_match() -> int | None:
     """Return the version named by ``If-Match`` (``"12"``, ``W/"12"`` or ``12``)."""
-    return _version("If-Match", request.headers.get("If-Match"))
+    return _version("If-Match", request.environ.get("HTTP_IF_MATCH"))
 
 
 def if_none_match() -> int | None:
     """Return the version named by ``If-None-Match``; ``None`` for absent or ``*``."""
-    value = request.headers.get("If-None-Match")
+    value = request.environ.get("HTTP_IF_NONE_MATCH")
     if value is None or value.strip() == "*":
         return None
     return _version("If-None-Match", value)
@@ -101,7 +104,7 @@ def prefers_minimal() -> bool:
 
 def idempotency() -> Idempotency | None:
     """Return the ``Idempotency-Key`` with a fingerprint of the request it came with."""
-    key = request.headers.get("Idempotency-Key")
+    key = request.environ.get("HTTP_IDEMPOTENCY_KEY")
     if key is None:
         return None
     if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
