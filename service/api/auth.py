@@ -27,7 +27,7 @@ MAX_KEY_LENGTH = 128
 
 def bearer_token() -> str | None:
     """Return the token of ``Authorization: Bearer <token>``, or ``None`` when absent."""
-    header = request.environ.get("HTTP_AUTHORIZATION", "")  # what request.headers reads
+    header: str = request.environ.get("HTTP_AUTHORIZATION", "")  # what request.headers reads
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
