@@ -55,6 +55,10 @@ PHONES = ("phone", "small-phone")
 
 pytestmark = pytest.mark.browser
 
+PATIENCE = 30.0
+"""Seconds a page, an action or a request may take before the test fails: a bound on a broken
+page, not a speed (two busy loops beside a full suite on 2 cores slow a page down by seconds)."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
@@ -88,7 +92,7 @@ class Server(GunicornProcess):
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=PATIENCE) as response:
                 raw = response.read()
                 return response.status, json.loads(raw) if raw else None
         except urllib.error.HTTPError as error:
@@ -137,9 +141,9 @@ def browser() -> Iterator[Any]:
     except ImportError:
         _unavailable("the playwright package is not installed (pip install -e '.[test]')")
     # What a page is expected to show, it may take as long to show as an action may take to
-    # start (10 s, below; Playwright's default for expect() is 5 s): on a busy CI machine a
+    # start (PATIENCE; Playwright's default for expect() is 5 s): on a busy CI machine a
     # rematch's page took longer than 5 s once. A page that never shows it still fails.
-    expect.set_options(timeout=10_000)
+    expect.set_options(timeout=PATIENCE * 1000)
     if not os.access(CHROMIUM, os.X_OK):
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as playwright:
@@ -172,7 +176,7 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
         context = browser.new_context(
             **DEVICES[device], bypass_csp=bypass_csp, locale=locale or "en-US"
         )
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(PATIENCE * 1000)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(f"page error: {error}"))

@@ -7,12 +7,14 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from tests.browser.conftest import PATIENCE
+
 
 def box_of(locator: Any) -> dict[str, float]:
     """The element's box. The page redraws on every change of the match (a live event, the
     meld checker's answer), replacing its elements with equal ones: a box measured on an
     element replaced meanwhile is None, so measure again on the new one."""
-    deadline = time.monotonic() + 10  # as patient as an expect() (conftest)
+    deadline = time.monotonic() + PATIENCE  # as patient as an expect() (conftest)
     while (box := locator.bounding_box()) is None:
         assert time.monotonic() < deadline, f"{locator} has no box"
         time.sleep(0.05)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Server, shot
+from tests.browser.conftest import PATIENCE, Server, shot
 from tests.browser.table import Table
 from tests.browser.test_accessibility import serious_violations
 from tests.browser.test_phone import assert_fits_the_screen, assert_targets_take_a_finger
@@ -228,7 +228,7 @@ def test_a_slow_catalogue_holds_the_page_back_and_its_words_are_all_there(
     page.goto(server.seat_url(match_id, created["seats"][1]["token"]))
     # The page's module has run up to its catalogue: both languages asked for, neither answered
     # (Playwright hands the requests to the handler while it waits).
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE
     while len(held) < 2:
         assert time.monotonic() < deadline, f"the page asked for {len(held)} catalogue(s)"
         page.wait_for_timeout(20)

@@ -14,7 +14,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Server, shot
+from tests.browser.conftest import PATIENCE, Server, shot
 from tests.browser.table import Table, box_of
 
 TURN_SECONDS = 300  # far more than any turn takes on a loaded machine: only the test ends one
@@ -127,8 +127,8 @@ def test_a_person_plays_a_whole_game_against_a_bot(new_page: Any, server: Server
 
 def _wait_for_draft(server: Server, match_id: str) -> None:
     """The page shares its draft (PUT /draft, debounced): everyone can see it. As patient as
-    an expect() (conftest: 10 s; a busy machine is slow, a page that never shares fails)."""
-    deadline = time.monotonic() + 10
+    an expect() (conftest's PATIENCE; a busy machine is slow, a page that never shares fails)."""
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         _, view = server.api("GET", f"/v1/matches/{match_id}")
         if view["draft"]:
@@ -268,7 +268,7 @@ def test_keyboard_focus_stays_on_the_tile_acted_on_across_redraws(
 
     # The draft is shared and the meld checker answers: both redraw the page; focus stays.
     expect(page.locator("#meld")).to_contain_text("fix the invalid sets")
-    deadline = time.monotonic() + 10  # as patient as an expect() (conftest)
+    deadline = time.monotonic() + PATIENCE  # as patient as an expect() (conftest)
     while server.api("GET", f"/v1/matches/{created['id']}")[1]["draft"] != [["R11"]]:
         assert time.monotonic() < deadline, "the page did not share its draft"
         time.sleep(0.1)
