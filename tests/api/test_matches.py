@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
+from service import fanout as fanout_module
 from tests.api.matchclient import Seat, create, full_box, setup, stored_tiles
+from tests.support.sockets import SAFETY, wait_for
 
 pytestmark = pytest.mark.usefixtures("redis_url")
 
@@ -462,18 +467,27 @@ def test_the_event_log_pages_in_order_and_replays_the_table(client) -> None:
     assert drew[-1]["data"] == {"count": 1, "next_seat": 1, "turn_deadline": None}
 
 
-def test_a_long_poll_answers_as_soon_as_the_match_moves_on(app, client) -> None:
-    import threading
-    import time
+def long_poll(client, seat: Seat, version: int, timeout: float) -> tuple[threading.Thread, list]:
+    """``GET`` the match with ``?wait_version=`` on a thread: the thread, and its answers."""
+    answers: list = []
+    url = f"{seat.url()}?wait_version={version}&timeout={timeout}"
+    thread = threading.Thread(
+        target=lambda: answers.append(client.get(url, headers=seat.auth)), daemon=True
+    )
+    thread.start()
+    return thread, answers
 
+
+def test_a_long_poll_answers_as_soon_as_the_match_moves_on(app, client) -> None:
     _, (ann, bo) = setup(client, ["R1", "K7"], pool="O4 O5")
     version = ann.view().get_json()["version"]
-    threading.Timer(0.3, lambda: Seat(app.test_client(), ann.match_id, 0, ann.token).draw()).start()
-    started = time.monotonic()
-    response = client.get(f"{bo.url()}?wait_version={version}&timeout=5", headers=bo.auth)
-    waited = time.monotonic() - started
-    assert response.get_json()["version"] > version
-    assert 0.2 < waited < 4
+    waiting, answers = long_poll(client, bo, version, timeout=30)
+    fanout = app.extensions["fanout"]
+    wait_for(lambda: fanout.readers() == 1, "the long-poll never followed the match")
+    ann.draw()
+    waiting.join(SAFETY)
+    # the move's version: answered by the move (waiting out its 30 s it would show the old)
+    assert answers and answers[0].get_json()["version"] > version
 
 
 def test_a_long_poll_with_nothing_new_answers_after_its_timeout(client) -> None:
@@ -484,25 +498,42 @@ def test_a_long_poll_with_nothing_new_answers_after_its_timeout(client) -> None:
 
 
 @pytest.mark.parametrize("app_overrides", [{"test_mode": True, "long_poll_max_seconds": 0.2}])
-def test_a_long_poll_never_waits_past_the_configured_longest_wait(client) -> None:
-    import time
+def test_a_long_poll_never_waits_past_the_configured_longest_wait(app, client, monkeypatch) -> None:
+    fanout = app.extensions["fanout"]
+    asked: list[float] = []
+    wait_after = fanout.wait_after
 
+    def recorded(match_id: str, version: int, timeout: float) -> None:
+        asked.append(timeout)
+        wait_after(match_id, version, timeout)
+
+    monkeypatch.setattr(fanout, "wait_after", recorded)
     _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
     version = ann.view().get_json()["version"]
-    started = time.monotonic()
     response = client.get(f"{ann.url()}?wait_version={version}&timeout=20", headers=ann.auth)
     assert response.status_code == 200
-    assert time.monotonic() - started < 8  # the longest wait (0.2 s), not the 20 s asked
+    assert asked == [0.2]  # the longest wait, not the 20 s asked (waited as the test above)
 
 
-def test_a_long_poll_answers_at_once_when_the_worker_is_told_to_stop(client, stop_soon) -> None:
-    import time
+class StoppedClock:
+    """``time`` for the fan-out whose ``monotonic()`` stands still: a wait never times out."""
 
+    sleep = staticmethod(time.sleep)
+
+    @staticmethod
+    def monotonic() -> float:
+        return 0.0
+
+
+def test_a_long_poll_answers_at_once_when_the_worker_is_told_to_stop(
+    client, stop_soon, monkeypatch
+) -> None:
+    monkeypatch.setattr(fanout_module, "time", StoppedClock)  # only the stop can end the wait
     _, (ann, _) = setup(client, ["R1", "K7"], pool="O4 O5")
     version = ann.view().get_json()["version"]
+    waiting, answers = long_poll(client, ann, version, timeout=20)
     stop_soon()
-    started = time.monotonic()
-    response = client.get(f"{ann.url()}?wait_version={version}&timeout=20", headers=ann.auth)
-    assert response.status_code == 200
-    assert response.get_json()["version"] == version  # answered as it is
-    assert time.monotonic() - started < 8  # at once, not after the 20 s asked
+    waiting.join(SAFETY)
+    assert answers, "the long-poll still waits though the worker was told to stop"
+    assert answers[0].status_code == 200
+    assert answers[0].get_json()["version"] == version  # answered as it is
