@@ -15,12 +15,13 @@ game's state takes about 1.1 KB instead of 1.9 KB in format 1, which is still re
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import fields
 from functools import lru_cache
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from service.game.errors import MatchDecodeError
+from service.game.memo import PerObject
 from service.game.state import (
     Dealt,
     Ending,
@@ -44,9 +45,6 @@ from service.rules import (
     codes_of,
     parse_tiles,
 )
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 __all__ = [
     "FORMAT",
@@ -146,32 +144,11 @@ def from_dict(data: Mapping[str, Any]) -> Match:
         raise MatchDecodeError(f"stored match cannot be read: {error!r}") from error
 
 
-class _PerObject(Generic[K, V]):
-    """``make(key)`` worked out once per object ``key`` (not per equal object): a move copies
-    the match but keeps the pool, the racks and the rules it does not change, and each is
-    written again. Each key is held, so that its id is never another object's; everything
-    held is let go when ``size`` is reached."""
-
-    def __init__(self, make: Callable[[K], V], size: int) -> None:
-        self.make, self.size = make, size
-        self._kept: dict[int, tuple[K, V]] = {}
-
-    def __call__(self, key: K) -> V:
-        kept = self._kept.get(id(key))
-        if kept is not None and kept[0] is key:
-            return kept[1]
-        value = self.make(key)
-        if len(self._kept) >= self.size:
-            self._kept.clear()
-        self._kept[id(key)] = (key, value)
-        return value
-
-
 def _joined_codes(tiles: tuple[Tile, ...]) -> str:
     return " ".join([tile.code for tile in tiles])
 
 
-_joined = _PerObject(_joined_codes, 4096)
+_joined = PerObject(_joined_codes, 4096)
 """The codes of a tuple of tiles joined by spaces."""
 
 
@@ -194,7 +171,7 @@ def _stored_options_of(rules: Rules) -> dict[str, Any]:
     }
 
 
-_stored_options = _PerObject(_stored_options_of, 1024)
+_stored_options = PerObject(_stored_options_of, 1024)
 """The options of ``rules`` format 2 stores (handed out as copies)."""
 
 
@@ -210,9 +187,9 @@ def _table_row_of(table: Table) -> tuple[str, ...]:
     return tuple(" ".join(codes_of(tiles)) for tiles in table)
 
 
-_player_rows = _PerObject(_player_rows_of, 4096)
-_result_rows = _PerObject(_result_rows_of, 4096)
-_table_row = _PerObject(_table_row_of, 4096)
+_player_rows = PerObject(_player_rows_of, 4096)
+_result_rows = PerObject(_result_rows_of, 4096)
+_table_row = PerObject(_table_row_of, 4096)
 
 
 def _stored_rules(options: Mapping[str, Any]) -> Rules:
@@ -341,7 +318,7 @@ def _deal_rows_of(deals: tuple[Dealt | None, ...]) -> tuple[str, ...]:
     return tuple(map(_deal_row_of, deals))
 
 
-_deal_rows = _PerObject(_deal_rows_of, 4096)
+_deal_rows = PerObject(_deal_rows_of, 4096)
 
 
 @lru_cache(maxsize=1024)
@@ -441,10 +418,10 @@ def _rules_items_of(rules: Rules) -> tuple[tuple[str, Any], ...]:
 # Every stored state and view holds the rules: worked out once per options (lru_cache) and
 # found by the object itself first (a match's rules are one object from decoding on, and
 # hashing a Rules hashes every option).
-_rules_items = _PerObject(_rules_items_of, 1024)
+_rules_items = PerObject(_rules_items_of, 1024)
 # Every view shows them (a copy of the dict worked out once per object: 24,500 instructions
 # a view for the comprehension, against 6,000).
-_rules_dict = _PerObject(_rules_dict_of, 1024)
+_rules_dict = PerObject(_rules_dict_of, 1024)
 
 
 def rules_from_dict(data: Mapping[str, Any]) -> Rules:

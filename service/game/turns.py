@@ -27,6 +27,7 @@ from service.game.errors import (
     UnknownSeat,
     WrongPhase,
 )
+from service.game.memo import PerObject
 from service.game.state import (
     CanPlay,
     Ending,
@@ -131,6 +132,13 @@ def pass_turn(
     return record_pass(match, seat, at=now)
 
 
+# A player shares drafts again and again in one turn, on the same rack and table: their tiles
+# are counted once per object (a rack of 14: 23,000 instructions a draft; a table of 60 tiles
+# about 60,000), as for the stored form (service.game.codec).
+_rack_tiles: PerObject[tuple[Tile, ...], Counter[Tile]] = PerObject(Counter, 4096)
+_table_tiles: PerObject[tuple[tuple[Tile, ...], ...], Counter[Tile]] = PerObject(tiles_of, 4096)
+
+
 def save_draft(
     match: Match, seat: int, table: Sequence[Sequence[Tile]] | None, *, now: float
 ) -> Transition:
@@ -143,7 +151,8 @@ def save_draft(
     _require_turn(match, seat, now)
     draft = None if table is None else as_table(tiles for tiles in table if tiles)
     if draft is not None:
-        violations = check_conservation(match.table, draft, Counter(match.players[seat].rack))
+        rack = _rack_tiles(match.players[seat].rack)
+        violations = check_conservation(_table_tiles(match.table), tiles_of(draft), rack)
         if violations:
             raise IllegalTurn(violations)
     return record(

@@ -186,14 +186,15 @@ def _most_jokers_kept(
 
 
 def check_conservation(
-    before: Sequence[Sequence[Tile]], after: Sequence[Sequence[Tile]], rack: Counter[Tile]
+    before: Counter[Tile], after: Counter[Tile], rack: Counter[Tile]
 ) -> list[Violation]:
-    """Return what the move from ``before`` to ``after`` breaks of the tiles' conservation
-    alone: table tiles missing, a joker taken off the table, tiles not on ``rack`` (the part of
-    :func:`check_turn` that holds for any work in progress, whatever its sets)."""
+    """Return what the move from the table's tiles ``before`` to ``after`` (multisets, as
+    :func:`tiles_of` counts them) breaks of the tiles' conservation alone: table tiles missing,
+    a joker taken off the table, tiles not on ``rack`` (the part of :func:`check_turn` that
+    holds for any work in progress, whatever its sets)."""
     return [
         violation
-        for violation in _conservation(tiles_of(before), tiles_of(after), rack)
+        for violation in _conservation(before, after, rack)
         if violation.fault is not TurnFault.NO_RACK_TILE_PLAYED
     ]
 
