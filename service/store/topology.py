@@ -58,10 +58,15 @@ def limits_storage_uri(settings: Settings) -> str:
 
 def wait_replicas(settings: Settings, replicas: int) -> int:
     """How many replicas a commit waits for when the node has ``replicas`` of them."""
-    wanted = settings.redis_wait_replicas.strip().lower()
-    if wanted in ("", "auto"):
-        return min(replicas, 1)
-    return max(int(wanted), 0)
+    wanted = _wanted_replicas(settings.redis_wait_replicas)
+    return min(replicas, 1) if wanted is None else wanted
+
+
+@lru_cache(maxsize=8)
+def _wanted_replicas(setting: str) -> int | None:
+    """``REDIS_WAIT_REPLICAS`` read (once per value: every commit asks): ``None`` for auto."""
+    wanted = setting.strip().lower()
+    return None if wanted in ("", "auto") else max(int(wanted), 0)
 
 
 class Topology:
