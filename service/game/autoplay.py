@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from service.game.ending import stalemate
-from service.game.state import Ending, Match, Status, Transition
+from service.game.state import Ending, Match, Status, Transition, made_transition
 from service.game.timers import settle
 from service.game.turns import draw, pass_turn, play
 from service.rules import Rules, StalemateEnd, Tile
@@ -74,7 +74,7 @@ def advance(
     says a move was just applied (then a stalemate is looked for even when nothing
     else happens here). Returns no events when nothing was owed.
     """
-    transition = Transition(match, ())
+    transition = made_transition(match, (), ())
     for _ in range(MAX_BOT_TURNS):
         if moved:
             transition = _joined(transition, _prove_stalemate(transition.match, autoplay))
@@ -93,7 +93,13 @@ def advance(
 
 def _joined(first: Transition, second: Transition) -> Transition:
     """``first`` followed by ``second`` (which starts from ``first``'s match)."""
-    return Transition(second.match, first.events + second.events, first.drawn + second.drawn)
+    if not second.events and not second.drawn:
+        return (
+            first
+            if first.match is second.match
+            else made_transition(second.match, first.events, first.drawn)
+        )
+    return made_transition(second.match, first.events + second.events, first.drawn + second.drawn)
 
 
 def _bot_turn(match: Match, now: float, autoplay: Autoplay) -> Transition:
@@ -109,7 +115,7 @@ def _bot_turn(match: Match, now: float, autoplay: Autoplay) -> Transition:
 
 def _prove_stalemate(match: Match, autoplay: Autoplay) -> Transition:
     if match.status is not Status.PLAYING or match.pool:
-        return Transition(match, ())
+        return made_transition(match, (), ())
     if match.rules.stalemate_end is StalemateEnd.FIRST_CANNOT_PLAY:
         seats = [match.current_seat]
         ending = Ending.FIRST_CANNOT_PLAY

@@ -29,7 +29,7 @@ from service.game import (
     to_dict,
 )
 from service.game.codec import to_dict_format_1
-from service.game.state import Match, evolve
+from service.game.state import Event, EventType, Match, Transition, evolve, made_transition, record
 from service.rules import MatchWinner, Rules, TileSet
 from tests.game.support import NOW, set_up, specs, table
 
@@ -171,6 +171,21 @@ def test_evolve_makes_the_copy_dataclasses_replace_makes(data: st.DataObject) ->
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         copied.version = 0  # type: ignore[misc]
+
+
+def test_a_transition_made_fast_is_the_one_its_class_makes_and_stays_frozen() -> None:
+    match = new_match("m", specs(2), rules=Rules(), rng=random.Random(2), now=NOW).match
+    recorded = record(match, EventType.DRAFT_UPDATED, at=LATER, seat=0, draft=None)
+    made = made_transition(recorded.match, recorded.events, ())
+    assert type(made) is Transition and made == Transition(recorded.match, recorded.events)
+    assert type(made.events[0]) is Event
+    assert made.events[0] == Event(
+        EventType.DRAFT_UPDATED, match.version + 1, LATER, 0, {"draft": None}
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.drawn = ()  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.events[0].version = 0  # type: ignore[misc]
 
 
 def test_evolve_refuses_a_field_a_match_does_not_have() -> None:
