@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,17 @@ import pytest
 from service.dispatcher import Dispatcher
 from service.store import MatchStore
 from service.store.notify import Notifications
-from tests.api.test_webhooks import KEYS, owned, register, settings_for
+from tests.api.test_webhooks import KEYS, deliveries, owned, register, settings_for, wait
 from tests.support.receiver import Receiver, receiver
 
 pytestmark = pytest.mark.usefixtures("redis_url")
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def every_delivery_sent(client: Any, webhook: dict[str, Any], count: int) -> bool:
+    """Whether the webhook's ``count`` deliveries are all in its log and delivered."""
+    log = deliveries(client, webhook)
+    return len(log) >= count and all(d["status"] == "delivered" for d in log)
 
 
 @pytest.fixture
@@ -58,16 +63,17 @@ def hook_receiver() -> Iterator[Receiver]:
 def test_a_dispatcher_killed_mid_delivery_loses_nothing(
     client, redis_url, hook_receiver, tmp_path
 ) -> None:
-    hold = threading.Event()
+    hold, killed = threading.Event(), threading.Event()
 
     def behave(got: Any) -> tuple[int, dict[str, str], bytes, float]:
-        if not hold.is_set():  # the first request hangs while its dispatcher is killed
+        if not hold.is_set():  # the first request hangs until its dispatcher is killed
             hold.set()
-            return 200, {}, b"", 4.0
+            killed.wait(60)
+            return 200, {}, b"", 0.0
         return 204, {}, b"", 0.0
 
     hook_receiver.behave = behave
-    register(client, hook_receiver.url, ["turn.started"])
+    made = register(client, hook_receiver.url, ["turn.started"])
     first = start_dispatcher(redis_url, tmp_path / "first.log")
     second = None
     try:
@@ -75,6 +81,7 @@ def test_a_dispatcher_killed_mid_delivery_loses_nothing(
         assert hold.wait(15), (tmp_path / "first.log").read_text()
         first.send_signal(signal.SIGKILL)
         first.wait(10)
+        killed.set()
         # moves go on while no dispatcher runs
         expected = 4
         for _, seats in matches:
@@ -83,13 +90,9 @@ def test_a_dispatcher_killed_mid_delivery_loses_nothing(
                 assert seats[current].draw().status_code == 200
                 expected += 1
         second = start_dispatcher(redis_url, tmp_path / "second.log")
-        deadline = time.monotonic() + 30  # every event once, and the cut-off one again
-        while time.monotonic() < deadline:
-            got = list(hook_receiver.received)
-            if len({r.id for r in got}) >= expected and len(got) > expected:
-                break
-            time.sleep(0.1)
-        time.sleep(0.5)
+        # every event once, and the cut-off one again; then nothing more is on its way
+        wait(lambda: len({r.id for r in hook_receiver.received}) >= expected)
+        wait(lambda: every_delivery_sent(client, made, expected))
         got = list(hook_receiver.received)
     finally:
         for process in (first, second):
@@ -140,7 +143,7 @@ def test_an_entry_read_by_a_dead_dispatcher_is_claimed_by_another(
 def test_two_dispatchers_share_the_work_without_sending_anything_twice(
     client, redis_url, hook_receiver
 ) -> None:
-    register(client, hook_receiver.url, ["turn.started"])
+    made = register(client, hook_receiver.url, ["turn.started"])
     settings = settings_for(redis_url)
     replicas = [
         Dispatcher(Notifications(MatchStore.open(settings).topology), settings) for _ in range(2)
@@ -154,8 +157,8 @@ def test_two_dispatchers_share_the_work_without_sending_anything_twice(
             for _, seats in matches:
                 current = seats[0].view().get_json()["current_seat"]
                 assert seats[current].draw().status_code == 200
-        got = hook_receiver.wait_for(40, timeout=60)
-        time.sleep(0.5)
+        hook_receiver.wait_for(40, timeout=60)
+        wait(lambda: every_delivery_sent(client, made, 40))  # nothing more on its way
         got = list(hook_receiver.received)
     finally:
         for one in replicas:
