@@ -118,9 +118,7 @@ def _require_json(raw: bytes) -> None:
     if request.environ.get("CONTENT_TYPE") not in _PLAIN_JSON:  # else parse what it says
         declared = request.mimetype
         if declared and not _JSON_TYPE.fullmatch(declared):
-            raise NotJson(
-                f"the body must be JSON (Content-Type: application/json), not {declared}"
-            )
+            raise NotJson(f"the body must be JSON (Content-Type: application/json), not {declared}")
         charset = request.mimetype_params.get("charset", "utf-8").lower()
         if charset not in ("utf-8", "utf8"):
             raise NotJson(f"a JSON body is UTF-8, not {charset}")

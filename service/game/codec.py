@@ -114,21 +114,33 @@ def to_dict(match: Match) -> dict[str, Any]:
         "o": _result_rows(match.outcomes),
         "ca": match.created_at,
     }
-    optional = {
-        "dr": None if match.draft is None else _table_row(match.draft),
-        "bk": list(match.banks) or None,
-        "fl": list(match.flagged) or None,
-        "tp": match.turns_played or None,
-        "td": match.turn_deadline,
-        "seed": match.seed,
-        "w": match.winner,
-        "co": match.clock_offset or None,
-        "ow": match.owner,
-        "rm": match.rematch_id,
-        "dl": _deal_rows(match.deals) or None,
-        "or": list(match.owner_reissued) or None,
-    }
-    data.update((name, value) for name, value in optional.items() if value is not None)
+    # the optional fields, left out when unset (a test per field: a dict of them all and a
+    # filter cost a draft's commit 8,000 instructions more)
+    if match.draft is not None:
+        data["dr"] = _table_row(match.draft)
+    if match.banks:
+        data["bk"] = list(match.banks)
+    if match.flagged:
+        data["fl"] = list(match.flagged)
+    if match.turns_played:
+        data["tp"] = match.turns_played
+    if match.turn_deadline is not None:
+        data["td"] = match.turn_deadline
+    if match.seed is not None:
+        data["seed"] = match.seed
+    if match.winner is not None:
+        data["w"] = match.winner
+    if match.clock_offset:
+        data["co"] = match.clock_offset
+    if match.owner is not None:
+        data["ow"] = match.owner
+    if match.rematch_id is not None:
+        data["rm"] = match.rematch_id
+    deals = _deal_rows(match.deals)
+    if deals:
+        data["dl"] = deals
+    if match.owner_reissued:
+        data["or"] = list(match.owner_reissued)
     return data
 
 

@@ -13,11 +13,10 @@ import enum
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar, cast
+from typing import Any
 
+from service.game.frozen import maker
 from service.rules import COLOURS, Outcome, Rules, Tile, codes_of, parse_tiles
-
-T = TypeVar("T")
 
 __all__ = [
     "CanPlay",
@@ -276,28 +275,12 @@ class Transition:
         )
 
 
-def _maker(cls: type[T]) -> Callable[..., T]:
-    """``make(*values)``: a ``cls`` (a frozen dataclass with slots, no ``__post_init__``) of
-    every field's value in order, stored as plain attributes on a class of the same slots
-    that then becomes ``cls``, as :func:`evolve` copies a match: ``cls(...)`` stores each
-    field through ``object.__setattr__`` (a ``Transition`` 6,500 instructions to make, 1,500
-    this way; a draft makes seven, and an event)."""
-    names = [each.name for each in fields(cast(Any, cls))]
-    twin = type(f"_{cls.__name__}Fields", (), {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
-    stores = "".join(f"    made.{name} = {name}\n" for name in names)
-    source = f"def make({', '.join(names)}):\n    made = new(Twin)\n{stores}"
-    source += "    made.__class__ = Cls\n    return made\n"
-    namespace: dict[str, Any] = {"new": object.__new__, "Twin": twin, "Cls": cls}
-    exec(source, namespace)  # the source is built from the field names above
-    make: Callable[..., T] = namespace["make"]
-    return make
-
-
-made_transition: Callable[[Match, tuple[Event, ...], tuple[Tile, ...]], Transition] = _maker(
+made_transition: Callable[[Match, tuple[Event, ...], tuple[Tile, ...]], Transition] = maker(
     Transition
 )
-"""``Transition(match, events, drawn)``, made faster (see :func:`_maker`): every argument."""
-_made_event: Callable[[EventType, int, float, int | None, dict[str, object]], Event] = _maker(Event)
+"""``Transition(match, events, drawn)``, made faster (``service.game.frozen.maker``): every
+argument given; a draft makes seven."""
+_made_event: Callable[[EventType, int, float, int | None, dict[str, object]], Event] = maker(Event)
 
 
 def record(
