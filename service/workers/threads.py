@@ -27,7 +27,7 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = [
@@ -81,17 +81,17 @@ def cpu_bound(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return result
 
 
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """On an event loop: raise :class:`TimeoutError` in the block if it runs ``seconds`` long
-    (its waits are cut short). Elsewhere the block runs unbounded."""
+def deadline(seconds: float) -> contextlib.AbstractContextManager[Any]:
+    """On an event loop: a block in which :class:`TimeoutError` is raised if it runs
+    ``seconds`` long (its waits are cut short; gevent's ``Timeout`` itself, without a
+    generator around it: every request with a body enters one). Elsewhere the block runs
+    unbounded."""
     if not event_loop():
-        yield
-        return
+        return contextlib.nullcontext()
     import gevent
 
-    with gevent.Timeout(seconds, TimeoutError):
-        yield
+    timeout: contextlib.AbstractContextManager[Any] = gevent.Timeout(seconds, TimeoutError)
+    return timeout
 
 
 def when_closed(
