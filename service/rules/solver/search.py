@@ -191,7 +191,6 @@ def future_bounds(
         own_floor,
         jokers,
         upside_down=True,
-        keep_links=False,  # it never unwinds
     )
     bounds = [[NO_BOUND] * (MAX_NUMBER + 1) for _ in range(position.jokers + 1)]
     for row in bounds[: jokers + 1]:
@@ -244,7 +243,6 @@ class _Search:
         future: Sequence[Sequence[int]] | None = None,
         *,
         upside_down: bool = False,
-        keep_links: bool = True,
     ) -> None:
         self.position = position
         self.cache = CACHE
@@ -266,9 +264,6 @@ class _Search:
         self.kits: list[Kit] = []
         self.kinds: list[int] = []
         self.needs: list[list[int]] = []
-        # for each number passed, when kept: the state each new state came from (see advance)
-        self.came: list[dict[int, int] | None] = []
-        self.keep_links = keep_links
         # numbers with no tile, no group to complete and no locked run: runs can only end
         # (plain loops over the grids read once: compiled, zip, any and sum are generic calls)
         locked = bool(position.locked_runs)
@@ -318,12 +313,11 @@ class _Search:
     def advance(self, number: int, layer: dict[int, int]) -> dict[int, int]:
         """Move every state of ``layer`` past ``number``; return the new layer.
 
-        It keeps no link tuple to the state each new one came from: :meth:`unwind` works
-        out the few it needs afterwards (keeping a link for every state made, most of them
-        dropped or in searches that find nothing, cost a fifth of the search). Unless told
-        not to (``keep_links``), it notes only which state each new state came from, an
-        integer it holds anyway (``came``), so that :meth:`link` tries again that state's
-        moves alone rather than the whole layer's.
+        It keeps no links to the states each came from: :meth:`unwind` works out the few
+        it needs from the layers afterwards (keeping a link for every state made, most of
+        them dropped or in searches that find nothing, cost a fifth of the search; noting
+        only the state each came from, in a dict beside the layer, still cost more in all
+        than it saved: docs/PERFORMANCE.md, "Sixteenth session").
         """
         self._check_time()
         position = self.position
@@ -332,30 +326,28 @@ class _Search:
         table = kit[0]
         self.choices.append(table.choices)
         self.kits.append(kit)
-        came: dict[int, int] | None = {} if self.keep_links else None
-        self.came.append(came)
         # a state must still be able to reach the floor, all its jokers placed
         need = (self.floor - position.rack_jokers * JOKER_WEIGHT - self.above[number]) << SCALE
         if jokers == 0 and self.quiet[number]:
             self.kinds.append(SKIPPED)
             self.needs.append([need])
-            return self._skip(number, layer, came)
+            return self._skip(number, layer)
         options = kit[1]
         if jokers == 0 and self.meld is None:
             self.kinds.append(PLAIN)
             self.needs.append([need])
-            new = self._advance_plain(layer, options, table, need, came)
+            new = self._advance_plain(layer, options, table, need)
             return undominated_plain(new, self.run_states) if len(new) > SMALL_LAYER else new
         if self.essential and self.meld is None:
             floor = self.floor - position.rack_jokers * JOKER_WEIGHT
             needs = [(floor - after[number]) << SCALE for after in self.after_jokers]
             self.kinds.append(SPARE)
             self.needs.append(needs)
-            new = self._advance_spare(layer, options, table, needs, came)
+            new = self._advance_spare(layer, options, table, needs)
         else:
             self.kinds.append(GENERAL)
             self.needs.append([need])
-            new = self._advance_jokers(number, layer, options, table, need, came)
+            new = self._advance_jokers(number, layer, options, table, need)
         if len(new) <= SMALL_LAYER:
             return new
         if self.essential and self.meld is None:
@@ -370,7 +362,6 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
-        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` with no joker to lay and no meld to count."""
         new: dict[int, int] = {}
@@ -410,8 +401,6 @@ class _Search:
                                 new_key = abc | d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    if came is not None:
-                                        came[new_key] = key
         return new
 
     def _advance_spare(
@@ -420,7 +409,6 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         needs: Sequence[int],
-        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
@@ -492,8 +480,6 @@ class _Search:
                                 new_key = kabc + d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    if came is not None:
-                                        came[new_key] = key
         return new
 
     def _advance_jokers(
@@ -503,7 +489,6 @@ class _Search:
         options: tuple[ColourOptions, ...],
         table: Choices,
         need: int,
-        came: dict[int, int] | None,
     ) -> dict[int, int]:
         """The loop of :meth:`advance` in general: jokers to lay, or a meld to count."""
         position = self.position
@@ -572,13 +557,9 @@ class _Search:
                                     new_key |= min(total, meld) << MELD_SHIFT
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-                                    if came is not None:
-                                        came[new_key] = key
         return new
 
-    def _skip(
-        self, number: int, layer: dict[int, int], came: dict[int, int] | None
-    ) -> dict[int, int]:
+    def _skip(self, number: int, layer: dict[int, int]) -> dict[int, int]:
         """Pass a number with no tiles and no jokers to lay: every open run ends here."""
         new: dict[int, int] = {}
         for key, value in self._closing(number, layer):
@@ -586,8 +567,6 @@ class _Search:
             value &= NO_STRENGTH  # no run is open
             if new.get(new_key, -1) < value:
                 new[new_key] = value
-                if came is not None:
-                    came[new_key] = key
         return new
 
     def _closing(self, number: int, layer: dict[int, int]) -> Iterator[tuple[int, int]]:
@@ -645,9 +624,6 @@ class _Search:
         that gave that value (what it would have kept had it kept links). Only the options
         that leave each colour's runs as ``target`` has them are tried again."""
         kind = self.kinds[number - 1]
-        came = self.came[number - 1]
-        if came is not None:  # the state it came from, alone
-            layer = {came[target]: layer[came[target]]}
         if kind == SKIPPED:
             ending = self.cache.ending
             for key, found in self._closing(number, layer):
