@@ -176,7 +176,7 @@ def test_with_a_replica_a_commit_by_digest_falls_back_whole_and_still_waits_for_
     try:
         primary = redis_client.connection_pool.connection_kwargs
         replica.client().replicaof(primary["host"], primary["port"])
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # a safety bound: the loop ends at the event
         while replica.client().info("replication").get("master_link_status") != "up":
             assert time.monotonic() < deadline, "the replica did not connect"
             time.sleep(0.05)

@@ -28,7 +28,7 @@ def cut_while_following(store: MatchStore, node: redis.Redis, match_id: str, aft
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     name = "sse:" + match_id
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a safety bound: the loop ends at the event
     # Named as it connects, then blocked in XREAD (its last command until an event comes).
     while not (
         blocked := [c for c in node.client_list() if (c["name"], c["cmd"]) == (name, "xread")]
