@@ -43,10 +43,10 @@ def stamp(received: Received) -> float:
 
 
 def expiring(hook: Receiver, seat: int, count: int = 1) -> Received:
-    """The ``count``-th ``turn.expiring`` of ``seat``, once it came (10 s at most)."""
+    """The ``count``-th ``turn.expiring`` of ``seat``, once it came (a 60 s safety bound)."""
     got = hook.wait_for(
         count,
-        timeout=10,
+        timeout=60,
         where=lambda r: r.json["type"] == "turn.expiring" and r.json["data"]["seat"] == seat,
     )
     assert len(got) >= count, [r.json for r in hook.received]
