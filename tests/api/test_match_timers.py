@@ -1,4 +1,11 @@
-"""The turn clock: expiries settled in order by the next request, and by the sweeper."""
+"""The turn clock: expiries settled in order by the next request, and by the sweeper.
+
+A minute's turn is run out by test mode's clock (``POST /v1/matches/{id}/clock``), which settles
+what fell due as the next request would: the next turn's deadline is a minute away, so however
+slow a loaded machine is, exactly one turn has run out. The tests of the settling itself (by
+the next request, by the sweeper) wait for real one-second turns, and tolerate a later turn
+running out too before the test looks.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,19 @@ def app_overrides() -> dict:
     return {"test_mode": True}
 
 
+TURN = 60  # seconds
+
+
+def run_out(client, match: dict) -> None:
+    """Run the match's clock just past its turn deadline: the turn times out."""
+    ahead = client.post(
+        f"/v1/matches/{match['id']}/clock",
+        json={"advance": match["turn_deadline"] - match["server_time"] + 0.15},
+    )
+    assert ahead.status_code == 200, ahead.get_json()
+    assert ahead.get_json()["current_seat"] != match["current_seat"]
+
+
 def wait_past(app, view: dict, extra: float = 0.15) -> None:
     """Sleep until ``extra`` seconds past the view's turn deadline on the shared clock (read
     now: the answer may have taken a while to check, the first time the contract is built)."""
@@ -27,8 +47,8 @@ def events_of(client, match_id: str) -> list[dict]:
 
 
 def test_a_turn_that_runs_out_without_a_draft_draws_one_tile(app, client) -> None:
-    created, (ann, _bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6", rules={"turn_seconds": 1})
-    wait_past(app, created["match"])
+    created, (ann, _bo) = setup(client, ["R1", "K7"], pool="O4 O5 O6", rules={"turn_seconds": TURN})
+    run_out(client, created["match"])
     view = ann.view().get_json()
     assert view["rack"] == ["R1", "O4"]
     assert view["current_seat"] == 1
@@ -43,10 +63,10 @@ def test_a_turn_that_runs_out_with_an_unchanged_draft_draws_one_tile(app, client
         pool="O4 O5 O6",
         table=["B5 R5 K5"],
         melded=[True, True],
-        rules={"turn_seconds": 1},
+        rules={"turn_seconds": TURN},
     )
     assert ann.draft("K5 B5 R5").status_code == 200  # the same group, listed otherwise
-    wait_past(app, created["match"])
+    run_out(client, created["match"])
     assert ann.view().get_json()["rack"] == ["R1", "R2", "O4"]
 
 
@@ -57,10 +77,10 @@ def test_a_turn_that_runs_out_with_a_changed_draft_reverts_it_and_draws_three(ap
         pool="O4 O5 O6 O7",
         table=["R1 R2 R3"],
         melded=[True, True],
-        rules={"turn_seconds": 1},
+        rules={"turn_seconds": TURN},
     )
     assert ann.draft("R1 R2 R3 R4").status_code == 200
-    wait_past(app, created["match"])
+    run_out(client, created["match"])
     view = bo.view().get_json()
     assert view["table"] == [["R1", "R2", "R3"]]
     assert view["draft"] is None
@@ -77,11 +97,11 @@ def test_with_a_failed_turn_penalty_of_one_a_changed_draft_costs_one_tile(app, c
         pool="O4 O5 O6 O7",
         table=["R1 R2 R3"],
         melded=[True, True],
-        rules={"turn_seconds": 1, "failed_turn_penalty": 1},
+        rules={"turn_seconds": TURN, "failed_turn_penalty": 1},
     )
     assert created["match"]["rules"]["failed_turn_penalty"] == 1
     assert ann.draft("R1 R2 R3 R4").status_code == 200
-    wait_past(app, created["match"])
+    run_out(client, created["match"])
     assert ann.rack() == ["R4", "K9", "O4"]
     timed_out = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
     assert timed_out[0]["data"] == {"reverted": True, "penalty": 1}
@@ -95,12 +115,17 @@ def test_several_expired_turns_are_settled_in_order_each_from_the_last_deadline(
     time.sleep(max(0.0, start + 3.3 - app.extensions["store"].now()))  # on the shared clock
     view = ann.view().get_json()
     events = [e for e in events_of(client, created["id"]) if e["type"] == "turn_timed_out"]
-    assert [e["seat"] for e in events] == [0, 1, 0]
-    assert [e["at"] - start for e in events] == pytest.approx([1, 2, 3], abs=1e-6)
-    assert ann.rack() == ["R1", "O4", "O6"]
-    assert bo.rack() == ["K7", "O5"]
-    assert view["current_seat"] == 1
-    assert view["turn_deadline"] == pytest.approx(start + 4, abs=1e-6)
+    # Three or more: a loaded machine may send the view after a fourth deadline too.
+    expired = len([e for e in events if e["version"] <= view["version"]])
+    assert expired >= 3, events
+    assert [e["seat"] for e in events] == [n % 2 for n in range(len(events))]
+    assert [e["at"] - start for e in events] == pytest.approx(
+        [n + 1 for n in range(len(events))], abs=1e-6
+    )
+    assert ann.rack()[:3] == ["R1", "O4", "O6"]
+    assert bo.rack()[:2] == ["K7", "O5"]
+    assert view["current_seat"] == expired % 2
+    assert view["turn_deadline"] == pytest.approx(start + expired + 1, abs=1e-6)
 
 
 def test_the_sweeper_settles_an_expired_turn_when_nobody_asks(app, client, redis_client) -> None:
@@ -109,9 +134,13 @@ def test_the_sweeper_settles_an_expired_turn_when_nobody_asks(app, client, redis
     assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
     stored = redis_client.hget(Keys(created["id"]).state, "v")
     assert int(stored) > created["match"]["version"]
-    # The request that comes later finds nothing left to settle.
+    # The request that comes later finds nothing of that turn left to settle (a loaded
+    # machine may send it after Bo's one-second turn ran out too).
     version = int(stored)
-    assert ann.view().get_json()["version"] == version
+    assert ann.view().get_json()["version"] >= version
+    later = client.get(f"/v1/matches/{created['id']}/events?after={version}").get_json()
+    deadline = created["match"]["turn_deadline"]
+    assert all(e["at"] >= deadline + 1 for e in later["events"]), later
 
 
 def test_without_a_time_limit_a_turn_never_expires(client) -> None:
