@@ -78,7 +78,7 @@ def test_a_dispatcher_killed_mid_delivery_loses_nothing(
     second = None
     try:
         matches = [owned(client) for _ in range(4)]
-        assert hold.wait(15), (tmp_path / "first.log").read_text()
+        assert hold.wait(60), (tmp_path / "first.log").read_text()
         first.send_signal(signal.SIGKILL)
         first.wait(10)
         killed.set()

@@ -33,13 +33,13 @@ def commits_sent(client: redis.Redis, during) -> int:
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    ready.wait(5)
+    assert ready.wait(60), "the monitor never started"
     try:
         during()
     finally:
         done.set()
         client.ping()  # wakes the monitor so that it returns
-        watcher.join(10)
+        watcher.join(60)
     assert not any(text.startswith("EVAL ") for text in seen)  # the create loaded every script
     return sum(1 for text in seen if text.startswith("EVALSHA") and digest in text)
 

@@ -35,7 +35,7 @@ class Gate:
         self.batches.append(list(items))
         if len(self.batches) == 1:
             self.held.set()
-            assert self.open.wait(10)
+            assert self.open.wait(30)
         return [self.answer(item) for item in items]
 
 
@@ -75,7 +75,7 @@ def test_calls_made_while_a_batch_is_out_go_together_in_the_next_each_with_its_a
     batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted)
     first = threading.Thread(target=batcher, args=(100,))
     first.start()
-    assert gate.held.wait(10)
+    assert gate.held.wait(30)
     later = list(range(1, 13))
     outcomes: dict[int, Any] = {}
     threads = [
@@ -99,7 +99,7 @@ def test_a_batch_holds_at_most_most_calls() -> None:
     batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted, most=5)
     first = threading.Thread(target=batcher, args=(100,))
     first.start()
-    assert gate.held.wait(10)
+    assert gate.held.wait(30)
     outcomes: dict[int, Any] = {}
     threads = [
         threading.Thread(target=lambda item=item: outcomes.update({item: batcher(item)}))
@@ -123,7 +123,7 @@ def test_each_call_gets_its_own_error_and_the_others_their_answers() -> None:
     batcher: Batcher[int, int] = Batcher(gate, interrupted=interrupted)
     first = threading.Thread(target=batcher, args=(100,))
     first.start()
-    assert gate.held.wait(10)
+    assert gate.held.wait(30)
     threads_outcomes: dict[int, Any] = {}
 
     def one(item: int) -> None:
@@ -184,7 +184,7 @@ def test_when_a_batch_fails_its_calls_get_the_failure_and_the_lead_passes_on(
         batches.append(list(items))
         if len(batches) == 1:
             held.set()
-            assert release.wait(10)
+            assert release.wait(30)
         if len(batches) == 2:
             raise failure
         return [item * 7 for item in items]
@@ -192,7 +192,7 @@ def test_when_a_batch_fails_its_calls_get_the_failure_and_the_lead_passes_on(
     batcher: Batcher[int, int] = Batcher(send, interrupted=interrupted)
     first = threading.Thread(target=batcher, args=(100,))
     first.start()
-    assert held.wait(10)
+    assert held.wait(30)
     outcomes = call_all_released(batcher, range(1, 7), release)
     first.join(10)
     leader = batches[1][0]
@@ -250,7 +250,7 @@ class HeldGates:
             self.batches.append(list(items))
             self.out += 1
             self.most_out = max(self.most_out, self.out)
-        assert self.open.wait(10)
+        assert self.open.wait(30)
         with self.lock:
             self.out -= 1
         return [item * 7 for item in items]
