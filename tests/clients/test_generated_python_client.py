@@ -265,7 +265,9 @@ def test_the_generated_stream_call_returns_a_finished_match_as_text_it_can_parse
         )
         api.stream_events.sync(
             playing.id,
-            client=api.client_module.Client(base_url=web.url, timeout=httpx.Timeout(1.0)),
+            client=api.client_module.Client(
+                base_url=web.url, timeout=httpx.Timeout(1.0, connect=30.0)
+            ),
         )
 
 
