@@ -24,8 +24,9 @@ LONG_POLL = 30  # seconds: longer than the graceful timeout (and the longest a c
 
 
 def serving_a_match(redis_server, start_gunicorn) -> tuple[GunicornProcess, dict]:
-    """One gunicorn worker, and a new two-player match without a clock."""
-    web = start_gunicorn(redis_server.url, workers=1, threads=4)
+    """One gunicorn worker, and a new two-player match without a clock. A body may take a
+    minute to arrive (REQUEST_BODY_TIMEOUT): the test sends one after SIGTERM was handled."""
+    web = start_gunicorn(redis_server.url, workers=1, threads=4, env={"REQUEST_BODY_TIMEOUT": "60"})
     body = {"players": [{"name": "Ann"}, {"name": "Bo"}], "rules": {"turn_seconds": 0}}
     return web, web.request("POST", "/v1/matches", body).body
 

@@ -82,7 +82,9 @@ def test_each_worker_listens_on_a_socket_of_its_own(redis_server, start_gunicorn
 
 def test_connections_are_spread_over_the_workers(redis_server, start_gunicorn) -> None:
     """The kernel hashes each new connection to one worker's socket: none is left idle."""
-    web = start_gunicorn(redis_server.url, workers=2)
+    # Kept-alive connections are closed after REQUEST_HEAD_TIMEOUT idle seconds (5 s): a
+    # loaded machine may take that long over 32 requests, so they stay open a minute here.
+    web = start_gunicorn(redis_server.url, workers=2, env={"REQUEST_HEAD_TIMEOUT": "60"})
     connections = [http.client.HTTPConnection("127.0.0.1", web.port, timeout=30) for _ in range(32)]
     try:
         for connection in connections:

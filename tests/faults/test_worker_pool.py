@@ -77,9 +77,10 @@ def test_open_long_polls_and_streams_leave_the_slot_to_other_requests(
 def test_silent_new_connections_leave_the_slot_to_other_requests(
     redis_server, start_gunicorn
 ) -> None:
-    web = one_slot(redis_server, start_gunicorn)
     # Connections that send nothing (browsers open spare ones) wait without a slot: a request
-    # is answered while the worker holds all of them, none dropped yet.
+    # is answered while the worker holds all of them, none dropped yet (they would be after
+    # REQUEST_HEAD_TIMEOUT, a minute here: a loaded machine may take the default 5 s).
+    web = start_gunicorn(redis_server.url, workers=1, env={"REQUEST_HEAD_TIMEOUT": "60"})
     silent = [socket.create_connection(("127.0.0.1", web.port), timeout=SAFETY) for _ in range(3)]
     try:
         for connection in silent:
