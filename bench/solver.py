@@ -31,6 +31,7 @@ bench checks our play against the rules and names the shape it lacks.
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import random
 import resource
@@ -398,10 +399,12 @@ class Row:
 
     @property
     def http_ratio(self) -> float | None:
-        """How many times faster the median hint less a view is than the MILP's median."""
+        """How many times faster the median hint less a view is than the MILP's median
+        (infinite when the hint took no longer than the view: its answer is shorter)."""
         if self.milp is None or self.http is None:
             return None
-        return statistics.median(self.milp) / statistics.median(self.http)
+        added = statistics.median(self.http)
+        return statistics.median(self.milp) / added if added > 0 else math.inf
 
 
 def report(

@@ -9,10 +9,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from service import game
-from service.rules import Rules, Tile
+from service.rules import JOKER, Rules, Tile
 from service.rules.solver import Solution, SolveStatus
 
-__all__ = ["Runner", "SteppingAside", "quick_here", "run_inline"]
+__all__ = [
+    "QUICK_JOKERS",
+    "QUICK_RACK",
+    "Runner",
+    "SteppingAside",
+    "likely_quick",
+    "quick_here",
+    "run_inline",
+]
+
+QUICK_RACK = 20
+QUICK_JOKERS = 2
+"""A search on a rack of at most ``QUICK_RACK`` tiles with at most ``QUICK_JOKERS`` jokers in play
+(rack and table) is likely quick (:func:`likely_quick`)."""
 
 Runner = Callable[[Callable[[], Any]], Any]
 """Runs a solver search (``runner(work)`` returns ``work()``): the worker model decides how,
@@ -22,6 +35,18 @@ e.g. off its request threads, since a search may take its whole budget."""
 def run_inline(work: Callable[[], Any]) -> Any:
     """The plain :data:`Runner`: run the search here and now."""
     return work()
+
+
+def likely_quick(table: game.Table, rack: Counter[Tile]) -> bool:
+    """Whether a search on this position likely takes well under a millisecond: a rack of at
+    most ``QUICK_RACK`` tiles and at most ``QUICK_JOKERS`` jokers in play, as in ordinary play
+    with the standard box (bench/solver.py's positions: a median of 0.1-1 ms). Racks of 27-40
+    or the XP box's 4 jokers (bench/solver_tail.py) take several milliseconds, most of which a
+    first try of :func:`quick_here` would spend for nothing."""
+    if rack.total() > QUICK_RACK:
+        return False
+    jokers = rack[JOKER] + sum(1 for tiles in table for tile in tiles if tile.is_joker)
+    return jokers <= QUICK_JOKERS
 
 
 def quick_here(

@@ -24,7 +24,7 @@ from service.referee.errors import (
     SeatRequired,
     StaleVersion,
 )
-from service.referee.searches import Runner, SteppingAside, quick_here, run_inline
+from service.referee.searches import Runner, SteppingAside, likely_quick, quick_here, run_inline
 from service.referee.tokens import digest, new_token, seat_of, with_digests
 from service.rules import IllegalTurn, Rules
 from service.rules.solver import Solution, solve
@@ -139,17 +139,19 @@ class Referee:
         if match.status is not Status.PLAYING:
             raise game.WrongPhase("there is no game being played to give a hint for")
         player = match.players[seat]
+        rack = Counter(player.rack)
 
         def search(seconds: float) -> Solution:
             return solve(
                 match.table,
-                Counter(player.rack),
+                rack,
                 melded=player.melded,
                 rules=match.rules,
                 time_budget=seconds,
             )
 
-        solution = quick_here(self.run_search, search, budget=self.hint_budget, here=self.hint_here)
+        here = self.hint_here if likely_quick(match.table, rack) else 0.0
+        solution = quick_here(self.run_search, search, budget=self.hint_budget, here=here)
         return match, solution
 
     # -- the moves (each guarded by If-Match and Idempotency-Key, see Guards) ----------

@@ -13,8 +13,8 @@ from service.bootstrap import bootstrap
 from service.config import Settings
 from service.game import PlayerSpec, Setup
 from service.referee import Referee
-from service.referee.searches import quick_here
-from service.rules import Rules
+from service.referee.searches import QUICK_JOKERS, QUICK_RACK, likely_quick, quick_here
+from service.rules import JOKER, Rules, parse_tiles
 from service.rules.solver import Solution, SolveStatus, solve
 from service.store import MatchStore
 
@@ -83,7 +83,9 @@ def store(redis_url: str) -> MatchStore:
     return MatchStore.open(Settings(redis_url=redis_url))
 
 
-def hint_with(store: MatchStore, *, here: float) -> tuple[Solution, int]:
+def hint_with(
+    store: MatchStore, *, here: float, racks: list[list[str]] = RACKS
+) -> tuple[Solution, int]:
     """Ann's hint on a fresh match, from a referee that searches ``here`` seconds first; and
     how many searches its runner was handed."""
     run = Runner()
@@ -91,7 +93,7 @@ def hint_with(store: MatchStore, *, here: float) -> tuple[Solution, int]:
     created = referee.create(
         [PlayerSpec("Ann"), PlayerSpec("Bo")],
         rules=Rules(initial_meld_points=0),
-        setup=Setup.parse(RACKS, POOL),
+        setup=Setup.parse(racks, POOL),
     )
     _, solution = referee.hint(created.match.id, created.tokens[0])
     return solution, run.calls
@@ -110,6 +112,23 @@ def test_a_hint_out_of_time_here_is_found_by_the_runner(store: MatchStore) -> No
     assert handed == 1
     rack = Counter(Setup.parse(RACKS, POOL).racks[0])
     assert solution == solve((), rack, melded=False, rules=Rules(initial_meld_points=0))
+
+
+def test_a_long_rack_or_many_jokers_are_not_likely_quick() -> None:
+    numbered = [f"{colour}{number}" for colour in "RBKO" for number in range(1, 14)]
+    assert likely_quick((), Counter(parse_tiles(numbered[:QUICK_RACK])))
+    assert not likely_quick((), Counter(parse_tiles(numbered[: QUICK_RACK + 1])))
+    jokers = Counter({JOKER: QUICK_JOKERS})
+    assert likely_quick((), jokers)
+    assert not likely_quick((parse_tiles(["R1", "R2", "J"]),), jokers)
+
+
+def test_a_hint_unlikely_to_be_quick_goes_to_the_runner_at_once(store: MatchStore) -> None:
+    long_rack = [f"{colour}{number}" for colour in "RB" for number in range(1, 12)]
+    racks = [long_rack, RACKS[1]]
+    solution, handed = hint_with(store, here=60.0, racks=racks)
+    assert handed == 1
+    assert solution.found
 
 
 def test_the_service_searches_hints_where_they_are_asked_first(redis_url: str) -> None:
