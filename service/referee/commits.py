@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from service.game import Transition
 from service.referee.errors import Busy
-from service.store import Change, Loaded, Receipt, Stale
+from service.store import Change, Loaded, Receipt, Stale, change
 
 __all__ = ["MAX_ATTEMPTS", "Reload", "change_of", "game_now", "retrying"]
 
@@ -65,7 +65,7 @@ def change_of(
     """The commit of ``transition``, computed on ``loaded`` (its clock checked when that is
     the worker's copy, whose clock is an estimate), with the seats' digests ``seats`` when
     they change."""
-    return Change(
+    return change(
         loaded.match.version,
         transition.match,
         loaded.seats if seats is None else seats,

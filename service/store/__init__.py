@@ -15,7 +15,7 @@ from service.store.keys import SHARDS, Keys
 from service.store.listing import BadCursor, Page
 from service.store.matches import MatchStore
 from service.store.topology import Topology, limits_storage_uri, open_topology
-from service.store.values import Change, Loaded, Receipt, StoredEvent
+from service.store.values import Change, Loaded, Receipt, StoredEvent, change
 
 __all__ = [
     "SHARDS",
@@ -32,6 +32,7 @@ __all__ = [
     "StoreUnavailable",
     "StoredEvent",
     "Topology",
+    "change",
     "limits_storage_uri",
     "open_topology",
 ]

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from service import game, jsoncodec
 from service.config import Settings
 from service.game import Match
+from service.game.frozen import maker
 from service.store.batching import Batcher
 from service.store.breaker import Breakers
 from service.store.copies import DecodedCache
@@ -52,7 +53,7 @@ from service.store.scripts import (
 )
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
-from service.store.values import Change, Loaded, Receipt, StoredEvent
+from service.store.values import Change, Loaded, Receipt, StoredEvent, loaded_copy
 from service.workers import shared_states
 
 __all__ = ["MatchStore"]
@@ -153,9 +154,7 @@ class MatchStore:
         if entry is None or clock is None:
             return None
         read_at = time.monotonic()
-        return Loaded(
-            entry[0], entry[1], clock[0] + (read_at - clock[1]), fresh=False, read_at=read_at
-        )
+        return loaded_copy(entry[0], entry[1], clock[0] + (read_at - clock[1]), False, read_at)
 
     def _copy(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
         """The newest copy of the match on this host: this worker's, or a newer one another
@@ -187,7 +186,7 @@ class MatchStore:
             return self.load(match_id)
         held = cached[0].version
         if (newer_than is None or held > newer_than) and self.freshness.confirms(match_id, held):
-            return Loaded(cached[0], cached[1], self.clock(), fresh=False)
+            return loaded_copy(cached[0], cached[1], self.clock(), False, 0.0)
         key = Keys(match_id).state
         version, state = self._call(key, lambda: self._read_state(match_id, key))
         if version is None or state is None:
@@ -428,7 +427,7 @@ class MatchStore:
         :meth:`_Sending.stamped`)."""
         replicas = wait_replicas(self.settings, self.topology.replicas_of(keys.state))
         if self.commits is not None:
-            return self.commits(_Sending(script_keys, argv, replicas, first, clock))
+            return self.commits(_sending(script_keys, argv, replicas, first, clock))
         argv = _Sending(script_keys, argv, replicas, first, clock).stamped()
         if replicas <= 0:
             return self.topology.eval(COMMIT, script_keys, argv), -1
@@ -539,6 +538,9 @@ class _Sending:
         argv = list(self.argv)
         argv[CLOCK_ARG] = repr(now + (time.monotonic() - read_at))
         return argv
+
+
+_sending = maker(_Sending)  # made on every commit (service.game.frozen)
 
 
 def _let_others_run() -> None:

@@ -6,15 +6,17 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from service.game import Event, EventType, Match
+from service.game.frozen import maker
 
-__all__ = ["Change", "Loaded", "Receipt", "StoredEvent"]
+__all__ = ["Change", "Loaded", "Receipt", "StoredEvent", "change", "loaded_copy"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Loaded:
     """A match as stored, the seats' token digests, and the shared clock (Redis ``TIME``).
 
@@ -61,7 +63,7 @@ class _CommitIds:
 _commit_ids = _CommitIds()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """A commit: ``match`` (with ``events``) replaces the version ``before`` (None: a new
     match), computed at ``now``; ``receipt`` is ``(seat, key, receipt)`` to keep, for a
@@ -80,6 +82,31 @@ class Change:
     guarded: bool = False
     commit_id: str = field(default_factory=_commit_ids)
     read_at: float = 0.0
+
+
+loaded_copy: Callable[[Match, tuple[str, ...], float, bool, float], Loaded] = maker(Loaded)
+"""``Loaded(match, seats, now, fresh, read_at)`` made faster (``service.game.frozen``), every
+argument given: every request that reads a worker's copy makes one."""
+_made_change = maker(Change)
+
+
+def change(
+    before: int | None,
+    match: Match,
+    seats: tuple[str, ...],
+    events: tuple[Event, ...],
+    now: float,
+    *,
+    check_clock: bool = False,
+    receipt: tuple[int, str, Receipt] | None = None,
+    guarded: bool = False,
+    read_at: float = 0.0,
+) -> Change:
+    """``Change(...)`` made faster (``service.game.frozen``: 13,000 instructions a commit's
+    change through the dataclass, 4,000 this way), with a new commit id."""
+    return _made_change(
+        before, match, seats, events, now, check_clock, receipt, guarded, _commit_ids(), read_at
+    )
 
 
 @dataclass(frozen=True)
