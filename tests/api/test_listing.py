@@ -88,9 +88,17 @@ def test_a_players_matches_come_their_turn_first_then_the_most_recently_changed(
 
 
 def test_a_timeout_the_sweeper_settles_moves_the_turn_in_the_listing(client, app) -> None:
-    owned(client, setup=racks("R1 R5 B9", "K2 K3 O7"), rules={"turn_seconds": 1})
+    # A minute's turn run by test mode's clock to just before its deadline, which real time
+    # then passes: Bo's turn, a minute long, cannot run out too however slow the machine.
+    created, _ = owned(client, setup=racks("R1 R5 B9", "K2 K3 O7"), rules={"turn_seconds": 60})
     assert [i["your_turn"] for i in listing(client, ref="u-ann")["matches"]] == [True]
-    time.sleep(1.1)
+    match = client.get(f"/v1/matches/{created['id']}").get_json()
+    ahead = client.post(
+        f"/v1/matches/{created['id']}/clock",
+        json={"advance": match["turn_deadline"] - match["server_time"] - 2},
+    ).get_json()
+    assert ahead["current_seat"] == 0  # not run out yet: the sweeper settles it
+    time.sleep(max(0.0, ahead["turn_deadline"] - ahead["server_time"]) + 0.1)
     assert Sweeper(app.extensions["referee"]).sweep_once() >= 1
     item = listing(client, ref="u-ann")["matches"][0]
     assert item["your_turn"] is False and item["current_seat"] == 1
