@@ -1,5 +1,6 @@
-"""Where a webhook may point: ``https`` on a global address; in test mode also ``http``,
-loopback and private ranges (a receiver beside the service, or in a container network), never
+"""Where a webhook may point: ``https`` on a global address; in test mode also loopback and
+private ranges, by ``https`` or ``http`` (a receiver beside the service, or in a container
+network: ``http`` reaches only those, a public receiver still needs ``https``), never
 link-local (cloud metadata), multicast, reserved or other non-global addresses. An IPv6
 address that carries an IPv4 one (mapped, IPv4-compatible, 6to4, NAT64, Teredo) is judged by
 the IPv4 it carries. Checked when a webhook is registered and again, on the address actually
@@ -66,11 +67,12 @@ def parse_target(url: str, *, test_mode: bool) -> Target:
     return Target(parts.scheme, parts.hostname, port or default, path)
 
 
-def allowed_address(address: str, *, test_mode: bool) -> bool:
-    """Whether a delivery may go to ``address`` (an IPv6 one carrying an IPv4 address is
-    judged by that one, or both of a Teredo address's)."""
+def allowed_address(address: str, *, test_mode: bool, scheme: str = "https") -> bool:
+    """Whether a delivery by ``scheme`` may go to ``address`` (an IPv6 one carrying an IPv4
+    address is judged by that one, or both of a Teredo address's)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    return all(_allowed(judged, test_mode=test_mode) for judged in _judged(ip))
+    cleartext = scheme == "http"
+    return all(_allowed(judged, test_mode=test_mode, cleartext=cleartext) for judged in _judged(ip))
 
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -108,9 +110,10 @@ def _judged(ip: IP) -> list[IP]:
     return [ip]
 
 
-def _allowed(ip: IP, *, test_mode: bool) -> bool:
+def _allowed(ip: IP, *, test_mode: bool, cleartext: bool = False) -> bool:
     """Never unspecified, link-local, multicast, site-local or a range in :data:`_NEVER`;
-    loopback and private ranges in test mode; otherwise only a global address."""
+    loopback and private ranges in test mode; otherwise only a global address, and only by
+    https (``cleartext``: http, which test mode allows for a receiver beside the service)."""
     site_local = isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local
     if ip.is_unspecified or ip.is_link_local or ip.is_multicast or site_local:
         return False
@@ -118,6 +121,8 @@ def _allowed(ip: IP, *, test_mode: bool) -> bool:
         return False
     if test_mode and (ip.is_loopback or any(ip in net for net in _PRIVATE)):
         return True
+    if cleartext:
+        return False
     return ip.is_global and not (ip.is_private or ip.is_reserved or ip.is_loopback)
 
 
@@ -148,7 +153,17 @@ def resolve(target: Target, *, test_mode: bool) -> str:
     addresses = [str(info[4][0]) for info in infos]
     if not addresses:
         raise Unresolved("the webhook's host does not resolve")
-    refused = [a for a in addresses if not allowed_address(a, test_mode=test_mode)]
+    scheme = target.scheme
+    refused = [a for a in addresses if not allowed_address(a, test_mode=test_mode, scheme=scheme)]
+    if (
+        refused
+        and scheme == "http"
+        and all(allowed_address(a, test_mode=test_mode) for a in refused)
+    ):
+        raise BadTarget(
+            "an http webhook reaches only a loopback or private address (test mode); a public "
+            "receiver needs https"
+        )
     if refused:
         raise BadTarget(
             "the webhook's host resolves to an address webhooks may not reach (private, "

@@ -119,11 +119,18 @@ class TestTestMode:
         assert refused.status_code == 400, (address, refused.get_json())
         assert refused.get_json()["type"].endswith("bad-webhook-url")
 
-    @pytest.mark.parametrize(
-        "address", ["127.0.0.1", "::1", "10.1.2.3", "fd00::7", "93.184.215.14"]
-    )
-    def test_registration_takes_loopback_private_and_public_targets(self, client, address) -> None:
+    @pytest.mark.parametrize("address", ["127.0.0.1", "::1", "10.1.2.3", "fd00::7"])
+    def test_registration_takes_loopback_and_private_targets_by_http(self, client, address) -> None:
         assert register(client, f"http://{literal(address)}:8080/hook").status_code == 201
+
+    @pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
+    def test_a_public_target_needs_https_in_test_mode_too(self, client, address) -> None:
+        """Issue 30: test mode took public http targets; http is for a receiver beside the
+        service (loopback, a container network), and a public one still needs https."""
+        refused = register(client, f"http://{literal(address)}:8080/hook")
+        assert refused.status_code == 400, refused.get_json()
+        assert "needs https" in refused.get_json()["detail"]
+        assert register(client, f"https://{literal(address)}/hook").status_code == 201
 
     def test_a_name_is_checked_again_on_the_address_each_delivery_connects_to(
         self, client, monkeypatch
