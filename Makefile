@@ -98,7 +98,8 @@ tools: install ## install the contract tests' tools: Java and Go (apt-get, as ro
 		[ -d /usr/share/gocode/src/gopkg.in/validator.v2 ] || missing="$$missing golang-gopkg-validator.v2-dev"; \
 		if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "installing$$missing with apt-get..."; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+				|| echo "apt-get could not install$$missing (those contract tests are skipped, or fail under CI=true)"; \
 		elif [ -n "$$missing" ]; then echo "missing:$$missing (those contract tests are skipped, or fail under CI=true)"; fi
 	@echo "==> npm tools for the contract tests (tests/tools/package-lock.json)"
 	@if command -v npm >/dev/null; then \
