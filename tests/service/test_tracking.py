@@ -315,3 +315,27 @@ def test_only_what_a_worker_has_viewed_is_tracked(
     moved = writer.draw(match_id, bo)  # Redis tells the reader, once, and forgets the key
     seen_soon(reader, match_id, ann, moved.version)  # the message in, read again (tracked)
     assert redis_client.info("stats")["tracking_total_keys"] == 1
+
+
+def test_a_match_a_worker_reads_for_the_first_time_is_trusted_from_its_next_view(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    """A worker that holds no copy of a match (another worker dealt it, or the worker's copies
+    of other matches pushed it out) reads it on a tracked connection, so the next view asks
+    Redis nothing: before, that read was the load script, which Redis does not track for the
+    worker, and the second view read the match again."""
+    reader, writer = worker(settings), worker(settings)
+    seen, (watcher, _), _ = set_up_viewed(reader, redis_client, writer)
+    for _ in range(50):  # until trust held across the two views (a loaded machine may drop it)
+        match_id, (ann, _) = set_up(writer)
+        view_until_trusted(reader, seen, watcher, redis_client)
+        before = reads(redis_client)
+        first, _, _ = reader.view(match_id, ann)
+        read_first = reads(redis_client) - before
+        before = reads(redis_client)
+        again, _, _ = reader.view(match_id, ann)
+        if reads(redis_client) == before:
+            assert read_first == 1
+            assert again.version == first.version
+            return
+    raise AssertionError("the second view of a match read Redis every time")
