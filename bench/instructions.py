@@ -15,6 +15,11 @@ before them and dumped after, by client requests from a small C helper compiled 
 
 - readyz: ``GET /readyz``, the baseline (routing, one Redis PING, a small JSON answer);
 - view: ``GET /v1/matches/{id}`` with seat 0's token;
+- cold view: the same of a match this worker has never read (2- to 4-player matches dealt by
+  another app in the same process, as another worker or host deals them; a new one each
+  request): what every view costs a worker that holds too few copies for the matches it
+  serves (the read of Redis, the state decoded, the view rendered);
+- view again: the second view of each of those matches (the copy held since the cold view);
 - draft: ``PUT .../draft`` by seat 0, each draft a different part of the rack (as bench/api.py);
 - short draft: the same with ``Prefer: return=minimal`` (204, no view rendered);
 - hint: ``GET .../hint`` on the empty table with a rack of 14.
@@ -44,13 +49,14 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-KINDS = ("readyz", "view", "draft", "short draft", "hint")
+KINDS = ("readyz", "view", "cold view", "view again", "draft", "short draft", "hint")
 WARM_UP = 20
 TARGET_DRAFT_RATIO = 1.5
 HELPER_C = """
@@ -166,7 +172,7 @@ def subject(helper: str, requests: int) -> int:
     counting = ctypes.CDLL(helper)
     counting.counting_dump.argtypes = [ctypes.c_char_p]
     call = worker_app()
-    kinds = requests_of(call)
+    kinds = requests_of(call, requests + WARM_UP)
     counting.counting_start()
     for kind in KINDS:
         for _ in range(WARM_UP):
@@ -199,7 +205,7 @@ def profiled(kind: str, requests: int) -> int:
     import cProfile
     import pstats
 
-    make = requests_of(worker_app())[kind]
+    make = requests_of(worker_app(), requests + WARM_UP)[kind]
     for _ in range(WARM_UP):
         make()
     profiler = cProfile.Profile()
@@ -218,6 +224,11 @@ def worker_app() -> Callable[..., bytes]:
 
     app = create_app()
     gunicorn.post_worker_init(SimpleNamespace(cfg=None))  # the collector's settings and freeze
+    return caller(app)
+
+
+def caller(app: Any) -> Callable[..., bytes]:
+    """A function that calls the WSGI app ``app`` and answers the body (a non-2xx exits)."""
 
     def call(method: str, path: str, body: bytes | None = None, **headers: str) -> bytes:
         environ = {
@@ -240,8 +251,10 @@ def worker_app() -> Callable[..., bytes]:
     return call
 
 
-def requests_of(call: Callable[..., bytes]) -> dict[str, Callable[[], bytes]]:
-    """Each kind of request, on one dealt 2-player match (seat 0 to play, no time limit)."""
+def requests_of(call: Callable[..., bytes], fresh: int) -> dict[str, Callable[[], bytes]]:
+    """Each kind of request, on one dealt 2-player match (seat 0 to play, no time limit); the
+    cold views on ``fresh`` matches dealt by another app (another worker's store)."""
+    from service.app import create_app
     from service.rules import full_set
 
     box = [tile.code for tile, number in full_set().items() for _ in range(number)]
@@ -262,9 +275,27 @@ def requests_of(call: Callable[..., bytes]) -> dict[str, Callable[[], bytes]]:
         body = drafts[next(turns) % 12]
         return call("PUT", f"{match}/draft", body, authorization=token, **headers)
 
+    elsewhere = caller(create_app())
+    unseen: list[tuple[str, str]] = []
+    for n in range(fresh):
+        players = [{"name": f"P{i}"} for i in range(2 + n % 3)]
+        dealt = json.loads(
+            elsewhere("POST", "/v1/matches", json.dumps({"players": players}).encode())
+        )
+        unseen.append(
+            (f"/v1/matches/{dealt['id']}", f"Bearer {dealt['seats'][n % len(players)]['token']}")
+        )
+    cold, again = iter(unseen), iter(unseen)
+
+    def view_of(matches: Iterator[tuple[str, str]]) -> bytes:
+        path, bearer = next(matches)
+        return call("GET", path, authorization=bearer)
+
     return {
         "readyz": lambda: call("GET", "/readyz"),
         "view": lambda: call("GET", match, authorization=token),
+        "cold view": lambda: view_of(cold),
+        "view again": lambda: view_of(again),
         "draft": draft,
         "short draft": lambda: draft(prefer="return=minimal"),
         "hint": lambda: call("GET", f"{match}/hint", authorization=token),
