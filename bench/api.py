@@ -40,6 +40,12 @@ answer, in memory and at the shipped durability), the mix >= 0.5 x, a draft's wo
 time at most 1.5 x a baseline request's, a worker < 150 MB RSS, < 8 KiB of Redis memory per match.
 Every round is printed; a ratio is taken within each round, and the targets are judged on the
 median over the rounds.
+
+``--matches`` sets how many live matches each load spreads over (default 256); given several
+counts (``--matches 256 4096``), every load but the baseline runs once per count in the same
+rounds, against the same baseline, and is reported side by side (a load over other than 256
+matches is named with its count). Over more matches than a worker holds copies of
+(``service.store.copies``) a view reads Redis and decodes the match.
 """
 
 from __future__ import annotations
@@ -195,10 +201,11 @@ init = function(args)
   cursor = 0
   busy = {}
   -- Each match's requests, worked out before the run (next_request below) so that wrk
-  -- spends little on each: 200 a match, far more than a run sends it.
+  -- spends little on each: 200 a match over 256 matches, far more than a run sends it
+  -- (fewer over more matches: a run sends each fewer; past them they are worked out then).
   for _, m in ipairs(matches) do
     m.queue, m.sent = {}, 0
-    for k = 1, 200 do m.queue[k] = next_request(m) end
+    for k = 1, %(ahead)s do m.queue[k] = next_request(m) end
   end
 end
 
@@ -318,6 +325,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument(
+        "--matches", type=int, nargs="+", default=[MATCHES], metavar="N",
+        help=f"live matches each load spreads over (default {MATCHES}); several counts are"
+        " measured side by side in the same rounds, against the same baseline (--matches 256 4096)",
+    )  # fmt: skip
+    parser.add_argument(
         "--durability", choices=("both", *DURABILITIES), default="both",
         help="Redis for the write loads: in memory, as make run ships it (fsync always), or both",
     )  # fmt: skip
@@ -350,21 +362,24 @@ def main() -> int:
         durable.use("memory")  # dealing the matches
         per_match = memory_per_match(api, redis_server)
         print("dealing the matches...", flush=True)
-        drafted = write_rows(folder / "drafts.txt", draft_matches(api))
-        loads = [
-            Load(BASELINE, "", "/readyz", []),
-            Load(VIEW, VIEW_LUA, "/", [write_rows(folder / "view.txt", view_matches(api))]),
-        ]
-        for at, durability in enumerate(durabilities):
-            suffix = SHIPPED if durability == "shipped" else ""
-            loads += [
-                Load(DRAFTS + suffix, DRAFT_LUA, "/", [drafted], durability),
-                Load(SHORT_DRAFTS + suffix, SHORT_DRAFT_LUA, "/", [drafted], durability),
-                Load(MIX + suffix, MIX_LUA, "/", [  # fresh matches each round: each at seat 0
-                    write_rows(folder / f"mix-{n}.txt", mix_matches(api, n))
-                    for n in range(at * args.rounds, (at + 1) * args.rounds)
-                ], durability),
-            ]  # fmt: skip
+        loads = [Load(BASELINE, "", "/readyz", [])]
+        for count in args.matches:
+            at_count = counted(count)
+            drafted = write_rows(folder / f"drafts-{count}.txt", draft_matches(api, count))
+            viewed = write_rows(folder / f"view-{count}.txt", view_matches(api, count))
+            loads.append(Load(VIEW + at_count, VIEW_LUA, "/", [viewed]))
+            mix_lua = MIX_LUA.replace("%(ahead)s", str(max(16, 51_200 // count)))
+            for at, durability in enumerate(durabilities):
+                suffix = (SHIPPED if durability == "shipped" else "") + at_count
+                loads += [
+                    Load(DRAFTS + suffix, DRAFT_LUA, "/", [drafted], durability),
+                    Load(SHORT_DRAFTS + suffix, SHORT_DRAFT_LUA, "/", [drafted], durability),
+                    Load(MIX + suffix, mix_lua, "/", [  # fresh matches each round: each at seat 0
+                        write_rows(folder / f"mix-{count}-{n}.txt", mix_matches(api, n, count))
+                        for n in range(at * args.rounds, (at + 1) * args.rounds)
+                    ], durability),
+                ]  # fmt: skip
+        writes = [load.name for load in loads if base_name(load.name) in WRITES]
         parts = {
             "workers": lambda: children(gunicorn.pid),
             "Redis": lambda: [redis_server.pid] if redis_server.pid else [],
@@ -373,8 +388,8 @@ def main() -> int:
         measure.warm_up()
         rounds: list[dict[str, Run]] = []
         largest_rss = 0.0
-        scripts: dict[str, list[float]] = {load.name: [] for load in loads[2:]}
-        script_us: dict[str, list[float]] = {load.name: [] for load in loads[2:]}
+        scripts: dict[str, list[float]] = {name: [] for name in writes}
+        script_us: dict[str, list[float]] = {name: [] for name in writes}
         background: list[float] = []  # scripts a second while only /readyz runs (the sweeper)
         for number in range(args.rounds):
             turn = number % len(loads)
@@ -397,7 +412,7 @@ def main() -> int:
                 f" p99 {runs[load.name].p99_ms:.1f} ms" for load in loads
             ) + f" (load average {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
         missed = report(rounds, per_match, largest_rss, [load.name for load in loads])
-        drafts = loads[2].name
+        drafts = writes[0]
         idle = (
             median(background) * args.duration / max(median(r[drafts].requests for r in rounds), 1)
         )
@@ -408,7 +423,7 @@ def main() -> int:
             ) + f", of which the sweeper's about {idle:.2f} (its rate while only /readyz ran)"
         )  # fmt: skip
         if fsync_ms is not None:
-            print_durable_costs(rounds, fsync_ms, script_us)
+            print_durable_costs(rounds, fsync_ms, script_us, counted(args.matches[0]))
     return 1 if missed and args.strict else 0
 
 
@@ -475,33 +490,33 @@ def box_codes(rng: random.Random) -> list[str]:
     return box
 
 
-def view_matches(api: Client) -> list[tuple[str, ...]]:
-    """(id, token) of 2- to 4-player matches, each with a token of one of its seats."""
+def view_matches(api: Client, count: int) -> list[tuple[str, ...]]:
+    """(id, token) of ``count`` 2- to 4-player matches, each with a token of one of its seats."""
     rows: list[tuple[str, ...]] = []
-    for n in range(MATCHES):
+    for n in range(count):
         players = [{"name": f"P{i}"} for i in range(2 + n % 3)]
         created = api.call("POST", "/v1/matches", {"players": players})
         rows.append((created["id"], created["seats"][n % len(players)]["token"]))
     return rows
 
 
-def draft_matches(api: Client) -> list[tuple[str, ...]]:
-    """(id, token of seat 0, the 14 tiles of seat 0's rack)."""
+def draft_matches(api: Client, count: int) -> list[tuple[str, ...]]:
+    """(id, token of seat 0, the 14 tiles of seat 0's rack) of ``count`` matches."""
     rng = random.Random(7)
     rows: list[tuple[str, ...]] = []
-    for _ in range(MATCHES):
+    for _ in range(count):
         box = box_codes(rng)
         match_id, tokens = dealt(api, [box[:14], box[14:28]], box[28:])
         rows.append((match_id, tokens[0], *box[:14]))
     return rows
 
 
-def mix_matches(api: Client, number: int) -> list[tuple[str, ...]]:
-    """(id, token 0, token 1, colour 0, colour 1, spare tile 0, spare tile 1): seat s holds its
-    colour's 1-13 and a spare tile (see MIX_LUA)."""
+def mix_matches(api: Client, number: int, count: int) -> list[tuple[str, ...]]:
+    """(id, token 0, token 1, colour 0, colour 1, spare tile 0, spare tile 1) of ``count``
+    matches: seat s holds its colour's 1-13 and a spare tile (see MIX_LUA)."""
     rng = random.Random(11 + number)
     rows: list[tuple[str, ...]] = []
-    for _ in range(MATCHES):
+    for _ in range(count):
         colours = rng.sample([colour.value for colour in COLOURS], 2)
         runs = [[f"{colour}{k}" for k in range(1, 14)] for colour in colours]
         box = box_codes(rng)
@@ -603,7 +618,7 @@ def report(
     rows: list[tuple[str, str, str, bool | None]] = []
     ratio_targets = {BASELINE: None, VIEW: TARGET_VIEW_RATIO, DRAFTS: TARGET_DRAFT_RATIO,
                      SHORT_DRAFTS: TARGET_DRAFT_RATIO, MIX: TARGET_MIX_RATIO}  # fmt: skip
-    targets = {name: ratio_targets[name.removesuffix(SHIPPED)] for name in names}
+    targets = {name: ratio_targets[base_name(name)] for name in names}
     for name, target in targets.items():
         throughput = median(r[name].throughput for r in rounds)
         ratios = [r[name].throughput / r[BASELINE].throughput for r in rounds]
@@ -616,7 +631,7 @@ def report(
         p99 = median(r[name].p99_ms for r in rounds)
         p50 = median(r[name].p50_ms for r in rounds)
         label = f"  p99 latency, {short_name(name)}"
-        if name.removesuffix(SHIPPED) in (DRAFTS, SHORT_DRAFTS):
+        if base_name(name) in (DRAFTS, SHORT_DRAFTS):
             ratios = [r[name].p99_ms / max(r[BASELINE].p99_ms, 1e-9) for r in rounds]
             latency = f"{p99:8.1f} ms (p50 {p50:.1f}) x{ranged(ratios)}"
             target_text = f"<= {TARGET_DRAFT_P99_RATIO} x baseline"
@@ -624,7 +639,7 @@ def report(
         else:
             rows.append((label, f"{p99:8.1f} ms (p50 {p50:.1f})", "", None))
     for name in targets:
-        if name.removesuffix(SHIPPED) not in (DRAFTS, SHORT_DRAFTS):
+        if base_name(name) not in (DRAFTS, SHORT_DRAFTS):
             continue
         ratios = [r[name].cpu_us("workers") / max(r[BASELINE].cpu_us("workers"), 1e-9)
                   for r in rounds]  # fmt: skip
@@ -678,28 +693,34 @@ def report(
 
 
 def print_durable_costs(
-    rounds: list[dict[str, Run]], fsync_ms: float, script_us: dict[str, list[float]]
+    rounds: list[dict[str, Run]],
+    fsync_ms: float,
+    script_us: dict[str, list[float]],
+    at_count: str = "",
 ) -> None:
-    """Where a draft's time goes at the shipped durability, beside the same drafts in memory."""
-    durable = DRAFTS + SHIPPED
-    if durable not in rounds[0] or DRAFTS not in rounds[0]:
+    """Where a draft's time goes at the shipped durability, beside the same drafts in memory
+    (over the matches ``at_count`` names: ``counted``)."""
+    drafts, short = DRAFTS + at_count, SHORT_DRAFTS + at_count
+    durable, short_durable = DRAFTS + SHIPPED + at_count, SHORT_DRAFTS + SHIPPED + at_count
+    if durable not in rounds[0] or drafts not in rounds[0]:
         return
-    waited = median(r[durable].p50_ms - r[DRAFTS].p50_ms for r in rounds)
+    waited = median(r[durable].p50_ms - r[drafts].p50_ms for r in rounds)
     render = {
-        name: median(
-            r[name].cpu_us("workers") - r[name.replace(DRAFTS, SHORT_DRAFTS)].cpu_us("workers")
-            for r in rounds
-        )
-        for name in (DRAFTS, durable)
+        name: median(r[name].cpu_us("workers") - r[shorter].cpu_us("workers") for r in rounds)
+        for name, shorter in ((drafts, short), (durable, short_durable))
     }
     extra = {
         name: median(
             r[name].cpu_us("workers") - r[BASELINE].cpu_us("workers") for r in rounds
         )
-        for name in (SHORT_DRAFTS, SHORT_DRAFTS + SHIPPED)
+        for name in (short, short_durable)
     }  # fmt: skip
     print()
-    print("where a draft's time goes (median over the rounds; in memory / fsync always):")
+    print(
+        "where a draft's time goes (median over the rounds; in memory / fsync always)"
+        + (f", over {at_count.strip(' []')}" if at_count else "")
+        + ":"
+    )
     print(f"  one fsync of this disk (a lone SET, durable less in memory): {fsync_ms:.2f} ms")
     print(
         f"  the wait the disk adds to a draft (its p50 durable less in memory): {waited:.2f} ms"
@@ -707,15 +728,15 @@ def print_durable_costs(
     )
     print(
         "  the commit script in Redis: "
-        f"{median(script_us[DRAFTS]):.0f} / {median(script_us[durable]):.0f} us a script"
+        f"{median(script_us[drafts]):.0f} / {median(script_us[durable]):.0f} us a script"
     )
     print(
         "  rendering the view (a draft's worker time less a short draft's): "
-        f"{render[DRAFTS]:.0f} / {render[durable]:.0f} us"
+        f"{render[drafts]:.0f} / {render[durable]:.0f} us"
     )
     print(
         "  the rest of a short draft beyond /readyz in the worker: "
-        f"{extra[SHORT_DRAFTS]:.0f} / {extra[SHORT_DRAFTS + SHIPPED]:.0f} us"
+        f"{extra[short]:.0f} / {extra[short_durable]:.0f} us"
     )
 
 
@@ -755,11 +776,26 @@ class Durability:
         return 1000 * (median(times["shipped"]) - median(times["memory"]))
 
 
+def counted(count: int) -> str:
+    """The suffix of the loads over ``count`` matches: none for the default count."""
+    return "" if count == MATCHES else f" [{count} matches]"
+
+
+def base_name(load: str) -> str:
+    """A load's name without its durability and its count of matches (``counted``)."""
+    if load.endswith(" matches]"):
+        load = load[: load.rindex(" [")]
+    return load.removesuffix(SHIPPED)
+
+
 def short_name(load: str) -> str:
     """A load's name in a round's line and the latency rows."""
-    durable = " durable" if load.endswith(SHIPPED) else ""
-    load = load.removesuffix(SHIPPED)
-    return ("short drafts" if load == SHORT_DRAFTS else load.split()[0]) + durable
+    count = ""
+    if load.endswith(" matches]"):
+        count = " @" + load[load.rindex(" [") + 2 :].split()[0]
+    durable = " durable" if SHIPPED in load else ""
+    load = base_name(load)
+    return ("short drafts" if load == SHORT_DRAFTS else load.split()[0]) + durable + count
 
 
 def ranged(ratios: list[float]) -> str:
