@@ -78,6 +78,7 @@ class MatchStore:
         finished_ttl: int = 7 * 24 * 3600,
         idle_ttl: int = 30 * 24 * 3600,
         cache_size: int = 2048,
+        kept_states: int = 14_336,
     ) -> None:
         self.topology = topology
         self.settings: Settings = topology.settings
@@ -89,7 +90,8 @@ class MatchStore:
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self.event_log = EventLog(topology, call=self._call)
-        self._decoded = DecodedCache(cache_size)
+        # the last 2,048 matches decoded, the 14,336 before as stored (service.store.copies)
+        self._decoded = DecodedCache(cache_size, kept=kept_states, decode=_copy_of)
         self.freshness = Freshness(
             topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
         )
@@ -306,7 +308,7 @@ class MatchStore:
                     ) from error
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
-            settled = self._settle(change, answer, replicated, resent=attempt > 0)
+            settled = self._settle(change, answer, replicated, resent=attempt > 0, state=argv[2])
             if settled is None:
                 self._share(change.match, argv[2])
             if settled is None and change.match.status is not game.Status.PLAYING:
@@ -466,7 +468,13 @@ class MatchStore:
         return [answer for answer in answers if answer is not None]
 
     def _settle(
-        self, change: Change, answer: list[Any], replicated: int, *, resent: bool = False
+        self,
+        change: Change,
+        answer: list[Any],
+        replicated: int,
+        *,
+        resent: bool = False,
+        state: str | bytes | None = None,
     ) -> Receipt | None:
         outcome = answer[0]
         if outcome == "replay":
@@ -486,7 +494,7 @@ class MatchStore:
         # "ok" or "done" (this very commit ran before, its answer lost)
         if replicated == 0:
             raise OutcomeUnknown("the move is on the master but no replica acknowledged it in time")
-        self._decoded.put(change.match, change.seats)
+        self._decoded.put(change.match, change.seats, state)
         return None
 
     def ttl_of(self, match: Match) -> int:
@@ -503,9 +511,8 @@ class MatchStore:
 
     def _parse(self, state: str | bytes) -> tuple[Match, tuple[str, ...]]:
         """The match and token digests of a stored state, kept as this worker's copy."""
-        stored = jsoncodec.loads(state)
-        match, seats = game.from_dict(stored["m"]), tuple(stored["t"])
-        self._decoded.put(match, seats)
+        match, seats = _copy_of(state)
+        self._decoded.put(match, seats, state)
         return match, seats
 
     @staticmethod
@@ -548,6 +555,12 @@ class _Sending:
 
 
 _sending = maker(_Sending)  # made on every commit (service.game.frozen)
+
+
+def _copy_of(state: str | bytes) -> tuple[Match, tuple[str, ...]]:
+    """The match and token digests of a stored state."""
+    stored = jsoncodec.loads(state)
+    return game.from_dict(stored["m"]), tuple(stored["t"])
 
 
 def _let_others_run() -> None:

@@ -29,6 +29,7 @@ from service.referee import (
 )
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
+from service.store.topology import open_topology
 from service.sweeper import Sweeper
 from service.workers import shared_states
 from tests.support.following import cut_while_following
@@ -108,6 +109,24 @@ def test_a_move_on_the_workers_current_copy_is_one_round_trip(
     assert sent.pop("info", 0) <= 1  # how many replicas: asked once in a while
     assert sent.pop("evalsha") == 1  # the commit script, and nothing else from the client:
     assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
+
+
+def test_a_move_on_a_copy_pushed_out_of_the_decoded_ones_is_one_round_trip(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    """A worker holding more matches than decoded copies keeps the others as their stored
+    state (service/store/copies.py): a move on one is decoded from it, with no load first."""
+    referee = Referee(MatchStore(open_topology(settings), cache_size=1))
+    match_id, (ann, _) = set_up(referee)
+    referee.view(match_id, ann)  # the worker holds the current version now
+    set_up(referee)  # another match: the first is pushed out of the decoded copies
+    before = commands(redis_client)
+    moved = referee.save_draft(match_id, ann, DRAFT)
+    sent = sent_since(redis_client, before)
+    assert sent.pop("info", 0) <= 1
+    assert sent.pop("evalsha") == 1  # the commit script, and no load script before it
+    assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
+    assert moved.version == referee.view(match_id, ann)[0].version
 
 
 def test_a_view_of_the_workers_current_copy_is_one_read_and_no_script(
