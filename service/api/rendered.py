@@ -6,8 +6,11 @@ clients ask again and again for a version that has not changed, so the worker ke
 view it rendered as the JSON before and after ``server_time`` and writes only the clock
 anew. The bytes are exactly those of rendering the whole view (``service.jsoncodec``).
 
-A new version is a new key: an entry is never stale, only old, and the oldest go first
-once ``size`` entries are kept.
+A reader's view of a match is kept at one version, the newest asked for: a new version
+replaces the one before (an older version asked for is rendered whole, not kept), so the
+``size`` entries are the views of ``size`` readers of live matches, not old versions of a few
+(with 4,096 live matches and their readers polling, the versions each move left behind had
+pushed the live views out). The oldest go first once ``size`` are kept.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class RenderedViews:
 
     def __init__(self, size: int = 4096) -> None:
         self.size = max(size, 1)
-        self._kept: dict[tuple[str, int, Reader], tuple[bytes, bytes] | None] = {}
+        # (match id, reader) -> the version and its JSON before and after the clock
+        self._kept: dict[tuple[str, Reader], tuple[int, tuple[bytes, bytes] | None]] = {}
 
     def json(
         self,
@@ -43,11 +47,15 @@ class RenderedViews:
     ) -> bytes:
         """The view of ``key`` as JSON at clock ``now``; ``render(now)`` makes the view when
         it is not kept (its ``server_time`` must be the ``now`` it is given)."""
-        try:
-            parts = self._kept[key]
-        except KeyError:
+        match_id, version, reader = key
+        kept = self._kept.get((match_id, reader))
+        if kept is not None and kept[0] == version:
+            parts = kept[1]
+        elif kept is not None and kept[0] > version:
+            parts = None  # an older version than the one kept: rendered, not kept
+        else:
             parts = self._split(render)
-            self._keep(key, parts)
+            self._keep((match_id, reader), version, parts)
         if parts is None:
             return dumps(render(now))
         return parts[0] + dumps(now) + parts[1]
@@ -58,10 +66,13 @@ class RenderedViews:
         pieces = dumps(view).split(_CLOCK_JSON)
         return (pieces[0], pieces[1]) if len(pieces) == 2 else None
 
-    def _keep(self, key: tuple[str, int, Reader], parts: tuple[bytes, bytes] | None) -> None:
+    def _keep(
+        self, key: tuple[str, Reader], version: int, parts: tuple[bytes, bytes] | None
+    ) -> None:
         kept = self._kept
+        kept.pop(key, None)  # the version before: its place goes with it
         while len(kept) >= self.size:
             # The oldest first (dicts keep insertion order); another thread may have taken it.
             with suppress(KeyError, RuntimeError, StopIteration):
                 del kept[next(iter(kept))]
-        kept[key] = parts
+        kept[key] = (version, parts)

@@ -77,3 +77,28 @@ def test_the_oldest_views_go_first_once_full() -> None:
     views.json((m.id, 1, ("seat", 1)), NOW, renders[1])
     views.json((m.id, 1, ("seat", 0)), NOW, renders[0])
     assert (renders[0].calls, renders[1].calls, public.calls) == (2, 1, 1)
+
+
+def test_a_new_version_replaces_the_readers_view_and_takes_no_more_room() -> None:
+    views, m = RenderedViews(size=2), match()
+    drafted = save_draft(m, 0, table("R1 R2 R3"), now=NOW).match
+    public = Renders(lambda now: public_view(m, now=now))
+    views.json((m.id, m.version, ("public", None)), NOW, public)
+    for x in (m, drafted, drafted):  # seat 0's view at two versions: one place
+        answer = views.json((x.id, x.version, ("seat", 0)), NOW, lambda now, x=x: view(x, 0, now))
+        assert answer == jsoncodec.dumps(private_view(x, 0, now=NOW))
+    views.json((m.id, m.version, ("public", None)), NOW, public)
+    assert public.calls == 1  # still kept: the old version of seat 0's view took no place
+
+
+def test_an_older_version_than_the_one_kept_is_rendered_whole_and_not_kept() -> None:
+    views, m = RenderedViews(), match()
+    drafted = save_draft(m, 0, table("R1 R2 R3"), now=NOW).match
+    newer = Renders(lambda now: private_view(drafted, 0, now=now))
+    older = Renders(lambda now: private_view(m, 0, now=now))
+    views.json((m.id, drafted.version, ("seat", 0)), NOW, newer)
+    for now in (NOW, NOW + 1):
+        answer = views.json((m.id, m.version, ("seat", 0)), now, older)
+        assert answer == jsoncodec.dumps(private_view(m, 0, now=now))
+    views.json((m.id, drafted.version, ("seat", 0)), NOW, newer)
+    assert (older.calls, newer.calls) == (2, 1)
