@@ -32,6 +32,7 @@ from flask import current_app, request
 
 from service.config import Settings
 from service.workers import slots
+from service.workers.serving import serving
 from service.workers.threads import deadline
 
 if TYPE_CHECKING:
@@ -206,6 +207,13 @@ class WholeBody:
         self.larger = dict(larger or {})  # path -> its own limit (the verifier's 1 MiB)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
+        serving.count += 1  # the requests being served (service.workers.serving)
+        try:
+            return self._serve(environ, start_response)
+        finally:
+            serving.count -= 1
+
+    def _serve(self, environ: WSGIEnvironment, start_response: StartResponse) -> Any:
         limit = self.larger.get(str(environ.get("PATH_INFO", "")), self.max_bytes)
         wanted = self._wanted(environ, limit)
         if wanted > 0:

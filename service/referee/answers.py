@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.game import Match
+from service.game.frozen import maker
 from service.referee.errors import StaleVersion
 from service.store import Receipt
 
-__all__ = ["NO_GUARDS", "Created", "Guards", "Idempotency", "Moved", "Rematched"]
+__all__ = ["NO_GUARDS", "Created", "Guards", "Idempotency", "Moved", "Rematched", "moved"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Created:
     now: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Moved:
     """The answer to a move: the version it made, the match as the mover sees it, the tile
     codes the mover drew; ``replayed`` when it is the kept first answer to its key."""
@@ -73,7 +74,10 @@ class Moved:
     @classmethod
     def kept(cls, receipt: Receipt, *, replayed: bool = False) -> Moved:
         """The answer a receipt keeps."""
-        return cls(receipt.version, lambda: receipt.view, receipt.drawn, replayed=replayed)
+        return moved(receipt.version, lambda: receipt.view, receipt.drawn, replayed)
+
+
+moved = maker(Moved)  # made on every move (service.game.frozen)
 
 
 @dataclass(frozen=True)

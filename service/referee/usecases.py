@@ -13,7 +13,7 @@ from typing import Any
 
 from service import game
 from service.game import EventType, Match, PlayerSpec, Setup, Status, Transition
-from service.referee.answers import NO_GUARDS, Created, Guards, Moved, Rematched
+from service.referee.answers import NO_GUARDS, Created, Guards, Moved, Rematched, moved
 from service.referee.commits import Reload, change_of, game_now, retrying
 from service.referee.errors import (
     BadToken,
@@ -419,10 +419,11 @@ class Referee:
             return self._replay(replayed, guards)
         if receipt is not None:
             return Moved.kept(receipt[2])
-        return Moved(
+        return moved(
             transition.match.version,
             partial(game.private_view, transition.match, seat, now=now),
             tuple(tile.code for tile in transition.drawn),
+            False,
         )
 
     def _kept(self, loaded: Loaded, seat: int, guards: Guards) -> Receipt | None:

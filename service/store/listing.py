@@ -38,6 +38,7 @@ from typing import Any
 
 from service import jsoncodec
 from service.game import Match, Status, summary
+from service.game.frozen import maker
 
 __all__ = [
     "EXPIRE_IDLE",
@@ -127,7 +128,7 @@ class BadCursor(ValueError):
     """A cursor this listing did not hand out, or one whose walk has expired."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Indexed:
     """What the commit script writes for a match's listings: its index keys with their
     scores, its listing item (JSON, empty for an anonymous match) and when it expires."""
@@ -165,7 +166,7 @@ def your_turn(match: Match, ref: str) -> bool:
 def indexed(match: Match, *, tag: str, updated_at: float, expires_at: float | None) -> Indexed:
     """The index entries, listing item and expiry of ``match``, changed at ``updated_at``."""
     if match.owner is None:
-        return Indexed((), (), b"", expires_at)
+        return _indexed((), (), b"", expires_at)
     app, status = match.owner, match.status.value
     keys = [app_key(tag, app), app_key(tag, app, status=status)]
     scores = [match.created_at, match.created_at]
@@ -179,7 +180,10 @@ def indexed(match: Match, *, tag: str, updated_at: float, expires_at: float | No
         ]
         scores += [order, order]
     item = jsoncodec.dumps({**summary(match, updated_at=updated_at), _EXPIRES: expires_at})
-    return Indexed(tuple(keys), tuple(scores), item, expires_at)
+    return _indexed(tuple(keys), tuple(scores), item, expires_at)
+
+
+_indexed = maker(Indexed)  # made on every commit (service.game.frozen)
 
 
 def _encode(cursor: dict[str, Any]) -> str:

@@ -55,6 +55,7 @@ from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
 from service.store.values import Change, Loaded, Receipt, StoredEvent, loaded_copy
 from service.workers import shared_states
+from service.workers.serving import serving
 
 __all__ = ["MatchStore"]
 
@@ -566,10 +567,13 @@ def _copy_of(state: str | bytes) -> tuple[Match, tuple[str, ...]]:
 def _let_others_run() -> None:
     """What the first commit of a batch does before it is sent: let every other request that
     can run now run once (gevent's ``sleep(0)``; a thread's turn at the interpreter lock), so
-    that those about to commit join it. It costs a lone request nothing it can notice, and
-    under load it makes the batches larger (Redis's time a draft: 36-50 us with it, 52-62
-    without, in alternated runs)."""
-    time.sleep(0)
+    that those about to commit join it. Under load it makes the batches larger (Redis's time a
+    draft: 36-50 us with it, 52-62 without, in alternated runs). Not when this commit's request
+    is the only one the worker is serving: nobody could join, and the turn of the loop cost a
+    lone draft 15,000 instructions (``bench/instructions.py``). Outside a request (the
+    sweeper, a test's threads) it always does."""
+    if serving.count != 1:
+        time.sleep(0)
 
 
 def _interrupted() -> Exception:
