@@ -18,6 +18,7 @@ from service.config import Settings
 from service.referee import Referee
 from service.store import Change, MatchStore, Stale
 from service.store.batching import Batcher
+from service.workers.serving import serving as being_served
 from tests.service.test_referee_on_redis import DRAFT, commands, sent_since, set_up
 from tests.support.redis_process import RedisProcess
 
@@ -408,6 +409,24 @@ def test_a_batch_falls_back_whole_when_redis_forgot_the_script(redis_url, redis_
     for match_id in matches:
         events = referee.store.events(match_id, after=0, limit=100)
         assert [e["type"] for e in events].count("draft_updated") == 1
+
+
+@pytest.mark.parametrize(("serving", "batched"), [(1, False), (0, True), (3, True)])
+def test_a_commit_goes_through_the_batcher_unless_its_request_is_the_only_one_served(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, serving: int, batched: bool
+) -> None:
+    referee = Referee(MatchStore.open(Settings(redis_url=redis_url)))
+    commits = referee.store.commits
+    assert commits is not None
+    match_id = set_up(referee)[0]
+    change = drafted(referee, match_id)
+    batches = commits.batches
+    monkeypatch.setattr(being_served, "count", serving)
+    assert referee.store.commit(change) is None  # applied, alone or in a batch of one
+    assert commits.batches - batches == (1 if batched else 0)
+    loaded = referee.store.load(match_id)
+    assert loaded is not None and loaded.match.version == change.match.version
+    assert loaded.match.draft is not None
 
 
 # -- greenlets killed while they wait (gevent, as gunicorn's workers run it) --------------------
