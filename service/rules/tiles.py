@@ -170,11 +170,18 @@ class TileSet(enum.Enum):
 
 
 def full_set(tile_set: TileSet = TileSet.STANDARD) -> Counter[Tile]:
-    """Return every tile of the box as a multiset."""
-    tiles: Counter[Tile] = Counter()
+    """Return every tile of the box as a multiset: the tile objects ``Tile.parse`` answers,
+    made once (a match dealt from tiles of its own held 52 more objects, about 8 KB, in every
+    copy of it a worker kept), in the same order each time (a seeded deal shuffles it)."""
+    return Counter(_box(tile_set))
+
+
+@cache
+def _box(tile_set: TileSet) -> dict[Tile, int]:
+    tiles: dict[Tile, int] = {}
     for colour in COLOURS:
         for number in range(MIN_NUMBER, MAX_NUMBER + 1):
-            tiles[Tile(colour, number)] = tile_set.copies
+            tiles[_parse(f"{colour.value}{number}")] = tile_set.copies
     tiles[JOKER] = tile_set.jokers
     return tiles
 

@@ -71,6 +71,8 @@ class DecodedCache:
                 if stored[0] > match.version:
                     return
                 del self._states[match.id]
+            if isinstance(state, bytes):  # orjson's answer holds 8 KB whatever its length
+                state = memoryview(state).tobytes()
             self._entries[match.id] = (match, seats, state)
             self._entries.move_to_end(match.id)
             while len(self._entries) > self.size:

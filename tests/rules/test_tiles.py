@@ -74,3 +74,13 @@ def test_a_tile_pickled_in_one_process_is_the_same_key_in_another() -> None:
         check=True,
     )
     assert done.stdout.split() == [b"2", b"1", b"True"]
+
+
+@pytest.mark.parametrize("tile_set", list(TileSet))
+def test_the_box_is_made_of_the_tiles_parse_answers(tile_set: TileSet) -> None:
+    """Every deal shares one object per tile (a match dealt from tiles of its own held 52
+    more objects in every copy of it a worker kept), and each box is a multiset of its own."""
+    box = full_set(tile_set)
+    assert all(tile is Tile.parse(tile.code) for tile in box)
+    box[JOKER] += 1
+    assert full_set(tile_set)[JOKER] == tile_set.jokers
