@@ -1,7 +1,7 @@
 """Builds the solver's hot modules with mypyc when it can (README, "The solver, compiled").
 
 `pip install .`, `pip install -e .` (what `make install` runs) and the Docker image compile
-service/rules/solver/{search,options,packing}.py into C extensions; Python imports an
+service/rules/solver/{search,options,packing,runs,groups}.py into C extensions; Python imports an
 extension before the source of the same name, and the sources stay plain Python that runs
 the same, slower, uncompiled. Everything else is in pyproject.toml.
 
@@ -28,6 +28,8 @@ COMPILED = [
     "service/rules/solver/search.py",
     "service/rules/solver/options.py",
     "service/rules/solver/packing.py",
+    "service/rules/solver/runs.py",
+    "service/rules/solver/groups.py",
 ]
 # The group's shared library: service/rules/solver/_compiled__mypyc.*.so
 GROUP = "service.rules.solver._compiled"

@@ -25,7 +25,7 @@ from service.rules.solver import any_play, can_play, solve
 from tests.rules.test_solver_hard import hard_positions
 
 ROOT = Path(__file__).resolve().parents[2]
-HOT = ("search", "options", "packing")
+HOT = ("search", "options", "packing", "runs", "groups")
 PURE_ASKED = os.environ.get("REFEREE_PURE_PYTHON", "") not in ("", "0")
 
 

@@ -38,8 +38,10 @@ from dataclasses import dataclass, field, replace
 
 from service.rules.options import FreedJoker, Rules
 from service.rules.sets import SetKind, classify, set_points
+from service.rules.solver import groups as groups_module
 from service.rules.solver import options as options_module
 from service.rules.solver import packing as packing_module
+from service.rules.solver import runs as runs_module
 from service.rules.solver import search as search_module
 from service.rules.solver.arrange import build_sets
 from service.rules.solver.collector import collector_paused
@@ -495,13 +497,14 @@ def can_play(
 
 
 def compiled() -> bool:
-    """Whether the search's hot modules (search, options, packing) run compiled by mypyc.
+    """Whether the search's hot modules (search, options, packing, runs, groups) run compiled
+    by mypyc.
 
     ``pip install`` compiles them where a C compiler is at hand (setup.py); Python then
     imports each as an extension module instead of its source, and the answers are the same.
     """
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    hot = (search_module, options_module, packing_module)
+    hot = (search_module, options_module, packing_module, runs_module, groups_module)
     return all((module.__file__ or "").endswith(suffixes) for module in hot)
 
 

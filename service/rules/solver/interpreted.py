@@ -1,5 +1,5 @@
-"""What must stay interpreted Python, never compiled (setup.py compiles search, options and
-packing only: tests/rules/test_solver_compiled.py checks the list).
+"""What must stay interpreted Python, never compiled (setup.py compiles search, options,
+packing, runs and groups only: tests/rules/test_solver_compiled.py checks the list).
 
 The interpreter hands its lock to a thread waiting for it every few milliseconds (the switch
 interval), at the points where it checks for pending work: between some bytecodes, and on

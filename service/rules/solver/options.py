@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
@@ -75,7 +74,8 @@ ALL_NONE: Final = (1 << COLOUR_NEEDS) - 1
 LEFT_SHIFT: Final = COLOUR_NEEDS * COLOURS  # above it, the jokers the state has left
 
 
-@dataclass(frozen=True, slots=True)
+# A plain class, not a frozen dataclass (read-only by use; Steps numbers it by its fields): see
+# RunMove (service.rules.solver.runs)
 class Step:
     """How one colour takes the tiles of one number.
 
@@ -83,10 +83,11 @@ class Step:
     run move spends the rest with ``continuing_jokers`` jokers.
     """
 
-    used: int
-    slot_reals: int
-    continuing_jokers: int
-    move: RunMove
+    def __init__(self, used: int, slot_reals: int, continuing_jokers: int, move: RunMove) -> None:
+        self.used = used
+        self.slot_reals = slot_reals
+        self.continuing_jokers = continuing_jokers
+        self.move = move
 
 
 class Steps:
@@ -97,20 +98,35 @@ class Steps:
     """
 
     def __init__(self) -> None:
-        self.ids: dict[Step, int] = {}
+        # by the step's fields as a plain tuple: hashing and comparing a tuple of integers,
+        # strings and tuples stays in C, where a dataclass's __hash__ and __eq__ are Python
+        # functions even compiled (a tenth of filling the option cache for a new position)
+        self.ids: dict[tuple[object, ...], int] = {}
         self.steps: list[Step] = []
         self._lock = threading.Lock()
 
     def id_of(self, step: Step) -> int:
         """The number of ``step``, interning it first if new."""
-        found = self.ids.get(step)
+        move = step.move
+        key = (
+            step.used,
+            step.slot_reals,
+            step.continuing_jokers,
+            move.state,
+            move.fates,
+            move.codes,
+            move.new_prefixes,
+            move.locked_prefixes,
+            move.prefix_value,
+        )
+        found = self.ids.get(key)
         if found is None:
             with self._lock:
-                found = self.ids.get(step)
+                found = self.ids.get(key)
                 if found is None:
                     found = len(self.steps)
                     self.steps.append(step)  # published before its number
-                    self.ids[step] = found
+                    self.ids[key] = found
         return found
 
 

@@ -24,9 +24,9 @@ is added at the end to any run or group of three that can take it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement, product
+from typing import Final
 
 __all__ = [
     "COMPLETE",
@@ -55,13 +55,15 @@ _STRENGTH = {1: 2, GAP: 3, 2: 4, COMPLETE: 6}
 class Fate:
     """What happens to one open run at the next number."""
 
-    REAL = "R"  # continues with a real tile
-    JOKER = "J"  # continues with a joker
-    LOCKED = "L"  # continues into a locked run that starts here
-    END = "E"  # ends (only a complete run may)
+    REAL: Final = "R"  # continues with a real tile
+    JOKER: Final = "J"  # continues with a joker
+    LOCKED: Final = "L"  # continues into a locked run that starts here
+    END: Final = "E"  # ends (only a complete run may)
 
 
-@dataclass(frozen=True, slots=True)
+# A plain class, not a frozen dataclass (read-only by use, never hashed or compared): compiled, a
+# frozen dataclass stays a Python class whose __init__ sets each field through
+# object.__setattr__, several thousand instructions a move, where a plain class is native.
 class RunMove:
     """One way for a colour's runs to take the tiles of a number.
 
@@ -72,12 +74,21 @@ class RunMove:
     ``prefix_value`` is what the prefix jokers stand for, summed.
     """
 
-    state: RunState
-    fates: tuple[str, ...]
-    codes: tuple[int, ...]
-    new_prefixes: tuple[int, ...]
-    locked_prefixes: tuple[int, ...]
-    prefix_value: int
+    def __init__(
+        self,
+        state: RunState,
+        fates: tuple[str, ...],
+        codes: tuple[int, ...],
+        new_prefixes: tuple[int, ...],
+        locked_prefixes: tuple[int, ...],
+        prefix_value: int,
+    ) -> None:
+        self.state = state
+        self.fates = fates
+        self.codes = codes
+        self.new_prefixes = new_prefixes
+        self.locked_prefixes = locked_prefixes
+        self.prefix_value = prefix_value
 
 
 def is_closable(state: RunState) -> bool:
