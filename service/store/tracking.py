@@ -146,8 +146,15 @@ class Freshness:
 
     def read(self, match_id: str, key: str) -> list[Any] | None:
         """``HMGET key v s`` on a tracked connection, the version read marked; ``None`` when
-        no tracked connection can be had now (the caller reads as it would without)."""
-        if not self.enabled or self._client is None or self._tracked_pool is None:
+        no tracked connection can be had now (the caller reads as it would without). With no
+        invalidation connection yet, one is opened for the reads after this one (a worker
+        whose first views were all of matches it held no copy of never asked :meth:`confirms`,
+        which opens it, so none of those reads was tracked)."""
+        if not self.enabled or self._tracked_pool is None:
+            return None
+        if self._client is None:
+            with self._lock:
+                self._open_soon()
             return None
         pool = self._pool
         if pool is None:

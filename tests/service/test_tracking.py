@@ -339,3 +339,27 @@ def test_a_match_a_worker_reads_for_the_first_time_is_trusted_from_its_next_view
             assert again.version == first.version
             return
     raise AssertionError("the second view of a match read Redis every time")
+
+
+def test_a_worker_whose_views_are_all_of_matches_it_never_held_opens_its_invalidations(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    """The invalidation connection opens at a read of a match the worker holds no copy of too
+    (only a view of a held copy opened it, so a worker serving more matches than it held
+    copies of never tracked a read); the reads after it are tracked."""
+    reader, writer = worker(settings), worker(settings)
+    for _ in range(2):  # the first view loads (and reads the clock); the second reads
+        match_id, (ann, _) = set_up(writer)
+        reader.view(match_id, ann)
+    deadline = time.monotonic() + SAFETY
+    while reader.store.freshness.ticket().connection == 0:
+        assert time.monotonic() < deadline, "no invalidation connection was opened"
+        time.sleep(0.01)
+    for _ in range(50):  # until trust held across the two views (a loaded machine may drop it)
+        match_id, (ann, _) = set_up(writer)
+        reader.view(match_id, ann)  # read on a tracked connection, the version marked
+        before = reads(redis_client)
+        reader.view(match_id, ann)
+        if reads(redis_client) == before:
+            return
+    raise AssertionError("the second view of a match read Redis every time")
