@@ -8,7 +8,7 @@ in an order that turns by one each round (so a slow spell of a shared machine fa
 a round, not on one load, nor always on the same one):
 
 - baseline: ``GET /readyz`` (routing, one Redis PING, a small JSON answer);
-- view: ``GET /v1/matches/{id}`` with the seat's token, over 256 live matches;
+- view: ``GET /v1/matches/{id}`` with the seat's token, over 256 live matches (one-hour turns);
 - drafts: ``PUT .../draft`` by the seat whose turn it is, over 256 matches (test-mode matches
   dealt from a known setup with no time limit), each draft a different part of the rack;
 - short drafts: the same drafts with ``Prefer: return=minimal`` (answered 204 with the version,
@@ -491,11 +491,15 @@ def box_codes(rng: random.Random) -> list[str]:
 
 
 def view_matches(api: Client, count: int) -> list[tuple[str, ...]]:
-    """(id, token) of ``count`` 2- to 4-player matches, each with a token of one of its seats."""
+    """(id, token) of ``count`` 2- to 4-player matches, each with a token of one of its seats.
+    Their turns last an hour: the view shows a turn clock, and no turn runs out during the
+    run (with 60 s turns, 4,096 matches dealt before the loads had all run out by the views,
+    and the views measured the timeouts they settled, each a commit)."""
     rows: list[tuple[str, ...]] = []
     for n in range(count):
         players = [{"name": f"P{i}"} for i in range(2 + n % 3)]
-        created = api.call("POST", "/v1/matches", {"players": players})
+        body = {"players": players, "rules": {"turn_seconds": 3600}}
+        created = api.call("POST", "/v1/matches", body)
         rows.append((created["id"], created["seats"][n % len(players)]["token"]))
     return rows
 
