@@ -213,24 +213,24 @@ def undominated(
             continue
         bit = bits[group]
         bits[group] = bit << 1
-        masks = front[0]
+        masks = front[0]  # `x = x | bit`, not `x |= bit`: see _Marks.keep
         for weak in weaker[id0]:
-            masks[weak] |= bit
+            masks[weak] = masks[weak] | bit
         masks = front[1]
         for weak in weaker[id1]:
-            masks[weak] |= bit
+            masks[weak] = masks[weak] | bit
         masks = front[2]
         for weak in weaker[id2]:
-            masks[weak] |= bit
+            masks[weak] = masks[weak] | bit
         masks = front[3]
         for weak in weaker[id3]:
-            masks[weak] |= bit
+            masks[weak] = masks[weak] | bit
         masks = front[4]
         for more in range(jokers, top_jokers):
-            masks[more] |= bit
+            masks[more] = masks[more] | bit
         masks = front[5]
         for less in range(meld + 1):
-            masks[less] |= bit
+            masks[less] = masks[less] | bit
         kept[key] = value
     return kept
 
@@ -248,9 +248,23 @@ def undominated_spare(
     marks = _Marks(run_states, max_jokers + 1)
     kept: dict[int, int] = {}
     # best value (score, then strength) first, fewest jokers first among equals: a
-    # state's betters come first (two sorts on plain numbers, the second stable; keys
-    # alone, not (key, value) pairs: a pair is one more object for the collector)
-    ordered = sorted(layer)  # by key, whose top bits count the jokers placed
+    # state's betters come first (keys alone, not (key, value) pairs: a pair is one more
+    # object for the collector). The states are put in order of the jokers they placed (a
+    # key's top bits), each count in the order they came, then sorted by value, stably:
+    # among equal values and jokers no state beats another (equal values are equal scores
+    # and strengths, and a state that beats another of the same strength has its runs), so
+    # the same states are kept as with the whole keys sorted first, which cost as much as
+    # the sort by value (the order the kept states come in, and so which of equally good
+    # plays a search finds first, may differ).
+    if max_jokers:
+        by_jokers: list[list[int]] = [[] for _ in range(max_jokers + 1)]
+        for key in layer:
+            by_jokers[key >> JOKER_SHIFT].append(key)
+        ordered = by_jokers[0]
+        for more in by_jokers[1:]:
+            ordered.extend(more)
+    else:
+        ordered = list(layer)
     ordered.sort(key=layer.__getitem__, reverse=True)
     for count, key in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
@@ -315,27 +329,47 @@ class _Marks:
         id1 = (key >> STATE_BITS) & STATE_MASK
         id2 = (key >> 2 * STATE_BITS) & STATE_MASK
         id3 = (key >> 3 * STATE_BITS) & STATE_MASK
-        if self.block.beats(id0, id1, id2, id3, jokers):
+        # (_Block.beats written out: compiled, a method call a block costs more than the test)
+        block = self.block
+        if (
+            block.masks0[id0]
+            & block.masks1[id1]
+            & block.masks2[id2]
+            & block.masks3[id3]
+            & block.by_jokers[jokers]
+        ):
             return False
         for block in self.full:
-            if block.beats(id0, id1, id2, id3, jokers):
+            if (
+                block.masks0[id0]
+                & block.masks1[id1]
+                & block.masks2[id2]
+                & block.masks3[id3]
+                & block.by_jokers[jokers]
+            ):
                 return False
         if self.bit == BLOCK_FULL:
             self.full.append(self.block)
             self.block = _Block(self.states, self.jokers)
             self.bit = 1
         block, bit, weaker = self.block, self.bit, self.weaker
+        # `masks[weak] = masks[weak] | bit`, not `|=`: compiled, `|=` on a list's item is a
+        # generic call, the other a machine operation on the two integers
+        masks = block.masks0
         for weak in weaker[id0]:
-            block.masks0[weak] |= bit
+            masks[weak] = masks[weak] | bit
+        masks = block.masks1
         for weak in weaker[id1]:
-            block.masks1[weak] |= bit
+            masks[weak] = masks[weak] | bit
+        masks = block.masks2
         for weak in weaker[id2]:
-            block.masks2[weak] |= bit
+            masks[weak] = masks[weak] | bit
+        masks = block.masks3
         for weak in weaker[id3]:
-            block.masks3[weak] |= bit
-        by_jokers = block.by_jokers
+            masks[weak] = masks[weak] | bit
+        masks = block.by_jokers
         for more in range(jokers, self.jokers):
-            by_jokers[more] |= bit
+            masks[more] = masks[more] | bit
         self.bit = bit << 1
         return True
 

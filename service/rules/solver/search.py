@@ -340,7 +340,12 @@ class _Search:
             return undominated_plain(new, self.run_states) if len(new) > SMALL_LAYER else new
         if self.essential and self.meld is None:
             floor = self.floor - position.rack_jokers * JOKER_WEIGHT
-            needs = [(floor - after[number]) << SCALE for after in self.after_jokers]
+            # held to NO_BOUND, above any value: where a future bound is out of reach the need
+            # would be about 2**72, and compiled, every comparison with an integer beyond 62
+            # bits takes the slow path (a tenth of this loop's time on the tail positions)
+            needs = [
+                min((floor - after[number]) << SCALE, NO_BOUND) for after in self.after_jokers
+            ]
             self.kinds.append(SPARE)
             self.needs.append(needs)
             new = self._advance_spare(layer, options, table, needs)
