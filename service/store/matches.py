@@ -79,7 +79,7 @@ class MatchStore:
         finished_ttl: int = 7 * 24 * 3600,
         idle_ttl: int = 30 * 24 * 3600,
         cache_size: int = 4096,
-        kept_states: int = 12_288,
+        kept_states: int = 8_192,
     ) -> None:
         self.topology = topology
         self.settings: Settings = topology.settings
@@ -91,7 +91,7 @@ class MatchStore:
         )
         self.breakers = Breakers(pause=max(self.settings.redis_socket_timeout, 0.25))
         self.event_log = EventLog(topology, call=self._call)
-        # the last 4,096 matches decoded, the 12,288 before as stored (service.store.copies)
+        # the last 4,096 matches decoded, the 8,192 before as stored (service.store.copies)
         self._decoded = DecodedCache(cache_size, kept=kept_states, decode=_copy_of)
         self.freshness = Freshness(
             topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
