@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from flask import request
 
@@ -25,9 +27,17 @@ __all__ = [
 MAX_KEY_LENGTH = 128
 
 
-def bearer_token() -> str | None:
+Environ = Mapping[str, Any]
+"""The request's WSGI environ, which each reader here takes when the caller holds it: every
+``request.environ`` goes through Flask's context proxy (three Python calls), and a move read it
+seven times (``environ`` None: read it through the proxy)."""
+
+
+def bearer_token(environ: Environ | None = None) -> str | None:
     """Return the token of ``Authorization: Bearer <token>``, or ``None`` when absent."""
-    header: str = request.environ.get("HTTP_AUTHORIZATION", "")  # what request.headers reads
+    header: str = (request.environ if environ is None else environ).get(
+        "HTTP_AUTHORIZATION", ""
+    )  # what request.headers reads
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
@@ -46,19 +56,23 @@ def _version(header: str, value: str | None) -> int | None:
     return int(text)
 
 
-def guards() -> Guards:
+def guards(environ: Environ | None = None) -> Guards:
     """Return what guards a move: its ``If-Match`` and ``Idempotency-Key`` (and check its
     ``Prefer``: a refusal must come before the move acts)."""
-    check_prefer()
-    if_matched, idempotent = if_match(), idempotency()
+    if environ is None:
+        environ = request.environ
+    check_prefer(environ)
+    if_matched, idempotent = if_match(environ), idempotency(environ)
     if if_matched is None and idempotent is None:
         return NO_GUARDS
     return Guards(if_match=if_matched, idempotency=idempotent)
 
 
-def if_match() -> int | None:
+def if_match(environ: Environ | None = None) -> int | None:
     """Return the version named by ``If-Match`` (``"12"``, ``W/"12"`` or ``12``)."""
-    return _version("If-Match", request.environ.get("HTTP_IF_MATCH"))
+    return _version(
+        "If-Match", (request.environ if environ is None else environ).get("HTTP_IF_MATCH")
+    )
 
 
 def if_none_match() -> int | None:
@@ -73,11 +87,11 @@ MAX_PREFER_LENGTH = 256
 _PREFER = re.compile(r"[ -~]*")  # printable ASCII and spaces: no TAB, no control character
 
 
-def check_prefer() -> None:
+def check_prefer(environ: Environ | None = None) -> None:
     """Raise :class:`BadRequest` (``bad-header``) for a ``Prefer`` header beyond what the
     contract states: over :data:`MAX_PREFER_LENGTH` characters, or other than printable
     ASCII and spaces. Checked before a move acts, so a refusal never follows a move applied."""
-    header = request.environ.get("HTTP_PREFER")
+    header = (request.environ if environ is None else environ).get("HTTP_PREFER")
     if header is None:
         return
     if len(header) > MAX_PREFER_LENGTH or _PREFER.fullmatch(header) is None:
@@ -88,11 +102,12 @@ def check_prefer() -> None:
         )
 
 
-def prefers_minimal() -> bool:
+def prefers_minimal(environ: Environ | None = None) -> bool:
     """Whether the request asks ``Prefer: return=minimal`` (RFC 7240): the move's answer is
     then a 204 with the version in its ``ETag``, without the view. Any other preference, or a
     ``Prefer`` this does not read, leaves the full answer (a preference may be ignored)."""
-    header = request.environ.get("HTTP_PREFER")  # what request.headers reads, less the wrapping
+    # what request.headers reads, less the wrapping
+    header = (request.environ if environ is None else environ).get("HTTP_PREFER")
     if not isinstance(header, str):
         return False
     for preference in header.split(","):
@@ -102,9 +117,9 @@ def prefers_minimal() -> bool:
     return False
 
 
-def idempotency() -> Idempotency | None:
+def idempotency(environ: Environ | None = None) -> Idempotency | None:
     """Return the ``Idempotency-Key`` with a fingerprint of the request it came with."""
-    key = request.environ.get("HTTP_IDEMPOTENCY_KEY")
+    key = (request.environ if environ is None else environ).get("HTTP_IDEMPOTENCY_KEY")
     if key is None:
         return None
     if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():

@@ -172,10 +172,11 @@ class StreamBody(Iterable[str]):
 WHOLE_BODY = "referee.body"  # the environ key of the body WholeBody read (see request_body)
 
 
-def request_body() -> bytes:
+def request_body(environ: Mapping[str, Any] | None = None) -> bytes:
     """The request's body: the bytes :class:`WholeBody` read, else read now by Flask (which
-    answers 413 past ``MAX_CONTENT_LENGTH``)."""
-    body = request.environ.get(WHOLE_BODY)
+    answers 413 past ``MAX_CONTENT_LENGTH``); ``environ``, the request's when the caller holds
+    it (else read through Flask's proxy)."""
+    body = (request.environ if environ is None else environ).get(WHOLE_BODY)
     if isinstance(body, bytes):
         return body
     return request.get_data(cache=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, url_for
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import Schema, fields, validate
 
 from service import game
@@ -178,8 +178,12 @@ def get_match(match_id: str) -> Response:
 @blueprint.post("/v1/matches/<match_id>/play")
 def play(match_id: str) -> Response:
     """Play the whole new table."""
-    table = load_body(table_body_schema, plain=plain_table_body)["table"]
-    return _moved(referee().play(match_id, auth.bearer_token(), table, guards=auth.guards()))
+    environ = request.environ  # read once (service.api.auth.Environ)
+    table = load_body(table_body_schema, plain=plain_table_body, environ=environ)["table"]
+    played = referee().play(
+        match_id, auth.bearer_token(environ), table, guards=auth.guards(environ)
+    )
+    return _moved(played, environ)
 
 
 @blueprint.post("/v1/matches/<match_id>/draw")
@@ -197,9 +201,10 @@ def pass_turn(match_id: str) -> Response:
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
-    table = load_body(table_body_schema, plain=plain_table_body)["table"]
-    moved = referee().save_draft(match_id, auth.bearer_token(), table, guards=auth.guards())
-    return _moved(moved)
+    environ = request.environ  # read once (service.api.auth.Environ)
+    table = load_body(table_body_schema, plain=plain_table_body, environ=environ)["table"]
+    token, guards = auth.bearer_token(environ), auth.guards(environ)
+    return _moved(referee().save_draft(match_id, token, table, guards=guards), environ)
 
 
 @blueprint.post("/v1/matches/<match_id>/next-game")
@@ -244,8 +249,8 @@ class _NoContent(Response):
     default_mimetype = None
 
 
-def _moved(moved: Moved) -> Response:
-    if auth.prefers_minimal():  # no view is made (docs/CLIENTS.md, "4. Acting")
+def _moved(moved: Moved, environ: auth.Environ | None = None) -> Response:
+    if auth.prefers_minimal(environ):  # no view is made (docs/CLIENTS.md, "4. Acting")
         response: Response = _NoContent(status=204)
         response.headers["Preference-Applied"] = "return=minimal"
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -23,7 +23,12 @@ test-mode setup's table); deeper is a 400 before anything recursive (a schema, a
 message) sees the value."""
 
 
-def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> Any:
+def load_body(
+    schema: Schema,
+    *,
+    plain: Callable[[Any], Any] | None = None,
+    environ: Mapping[str, Any] | None = None,
+) -> Any:
     """Return the request's JSON body loaded by ``schema``; raise :class:`BadRequest`.
 
     A body sent as another media type than JSON (``text/plain``...), or not in UTF-8, is a
@@ -31,13 +36,16 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
     nested deeper than :data:`MAX_DEPTH` and schema errors are 400 answers; the body-size
     limit (413) is enforced by Flask's ``MAX_CONTENT_LENGTH``. ``plain``, if given,
     loads the common well-formed body as ``schema`` would, faster, or answers ``None`` to leave
-    it to ``schema`` (which then also names what is wrong).
+    it to ``schema`` (which then also names what is wrong). ``environ``: the request's, when
+    the caller holds it (``service.api.auth.Environ``).
     """
-    raw = request_body()
+    if environ is None:
+        environ = request.environ
+    raw = request_body(environ)
     if not raw:  # no body; whitespace alone is not JSON (a 400 like any malformed body)
         data: Any = {}
     else:
-        _require_json(raw)
+        _require_json(raw, environ)
         data = _parse(raw)
         _require_shallow(data, raw)
     if plain is not None:
@@ -57,7 +65,7 @@ def load_body(schema: Schema, *, plain: Callable[[Any], Any] | None = None) -> A
 def json_body(raw: bytes) -> Any:
     """The JSON value of ``raw``, a request's body, checked as :func:`load_body` checks it
     (415 unless JSON in UTF-8; 400 when malformed or too deep), for a body no schema loads."""
-    _require_json(raw)
+    _require_json(raw, request.environ)
     data = _parse(raw)
     _require_shallow(data, raw)
     return data
@@ -112,10 +120,10 @@ _PLAIN_JSON = frozenset({None, "", "application/json", "application/json; charse
 body comes with the first (werkzeug's parsing of the header costs a draft 10,000 instructions)."""
 
 
-def _require_json(raw: bytes) -> None:
+def _require_json(raw: bytes, environ: Mapping[str, Any]) -> None:
     """Raise :class:`NotJson` unless the request says its body is JSON (or says nothing),
     in UTF-8 (RFC 8259: JSON exchanged between systems is UTF-8)."""
-    if request.environ.get("CONTENT_TYPE") not in _PLAIN_JSON:  # else parse what it says
+    if environ.get("CONTENT_TYPE") not in _PLAIN_JSON:  # else parse what it says
         declared = request.mimetype
         if declared and not _JSON_TYPE.fullmatch(declared):
             raise NotJson(f"the body must be JSON (Content-Type: application/json), not {declared}")
