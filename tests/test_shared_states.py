@@ -130,3 +130,18 @@ def test_a_forked_worker_reads_what_its_sibling_published() -> None:
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert states.newest("match-1", newer_than=10) == (11, STATE)
+
+
+def test_a_row_holds_the_states_of_4096_matches() -> None:
+    """Each worker's last commits of 4,096 live matches are mostly still there for the other
+    worker (2,048 slots of 4 KiB held at most 2,048; a finished 4-player game's state is about
+    950 bytes, and one of 1,984 bytes still fits a slot)."""
+    states = table()
+    for number in range(4096):
+        assert states.put(f"match-{number}", 1, STATE)
+    found = sum(
+        states.newest(f"match-{number}", newer_than=0) is not None for number in range(4096)
+    )
+    assert found >= 3000
+    assert states.put("large", 1, b"x" * 1984)
+    assert states.newest("large", newer_than=0) == (1, b"x" * 1984)

@@ -35,8 +35,14 @@ from service.workers.rows import WorkerRows
 
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
 
-SLOTS = 2048  # slots per row: two for each of SLOTS // 2 buckets
-SLOT_BYTES = 4096
+# Slots per row: two for each of SLOTS // 2 buckets. A stored state is about 0.75-1.5 KB (a
+# finished 4-player game about 950 bytes), so a row of 8 MiB holds 4,096 of up to 1,984 bytes
+# (a larger one, such as a long match of many games, is not shared: a move on a copy another
+# worker made old is refused once and committed again). With 2,048 slots of 4 KiB, a worker
+# over 4,096 live matches found the other's last commit of most of them overwritten: 1.3-1.8
+# commit scripts a draft against 1.0 over 256 (docs/PERFORMANCE.md, "Seventeenth session").
+SLOTS = 4096
+SLOT_BYTES = 2048
 # sequence, version, state length, state CRC, match id (UTF-8, zero-padded), when it was
 # written (the row's count of writes: the older of a bucket's two slots is written next)
 _HEADER = struct.Struct("<QqII32sQ")
