@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from service.api.connections import WholeBody
-from service.store import matches
+from service.store import sending
 from service.workers.serving import serving
 
 
@@ -36,7 +36,7 @@ def test_a_commit_lets_other_requests_run_first_unless_its_own_is_the_only_one(
     monkeypatch: pytest.MonkeyPatch, count: int, yields: bool
 ) -> None:
     slept: list[float] = []
-    monkeypatch.setattr(matches.time, "sleep", slept.append)
+    monkeypatch.setattr(sending.time, "sleep", slept.append)
     monkeypatch.setattr(serving, "count", count)
-    matches._let_others_run()
+    sending.let_others_run()
     assert slept == ([0] if yields else [])

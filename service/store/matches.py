@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -32,7 +32,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from service import game, jsoncodec
 from service.config import Settings
 from service.game import Match
-from service.game.frozen import maker
 from service.store.batching import Batcher
 from service.store.breaker import Breakers
 from service.store.copies import DecodedCache
@@ -42,7 +41,6 @@ from service.store.keys import SHARDS, Keys, shard_tag, tag_of
 from service.store.listing import EXPIRE_IDLE, Listings, Page, indexed
 from service.store.outage import Outage
 from service.store.scripts import (
-    CLOCK_ARG,
     COMMIT,
     DUE,
     LOAD,
@@ -51,6 +49,7 @@ from service.store.scripts import (
     commit_keys,
     receipt_of,
 )
+from service.store.sending import Sending, interrupted, let_others_run, sending_of
 from service.store.topology import Topology, open_topology, wait_replicas
 from service.store.tracking import Freshness
 from service.store.values import Change, Loaded, Receipt, StoredEvent, loaded_copy
@@ -97,12 +96,12 @@ class MatchStore:
             topology.tracking_client, topology.tracked_pool, enabled=self.settings.redis_tracking
         )
         self._clock: tuple[float, float] | None = None  # (Redis TIME, time.monotonic())
-        self.commits: Batcher[_Sending, tuple[Any, int]] | None = None
+        self.commits: Batcher[Sending, tuple[Any, int]] | None = None
         if topology.together:  # concurrent commits share round trips (service.store.batching)
             self.commits = Batcher(
                 self._send_together,
-                interrupted=_interrupted,
-                gather=_let_others_run,
+                interrupted=interrupted,
+                gather=let_others_run,
                 in_flight=COMMIT_BATCHES,
             )
 
@@ -434,22 +433,22 @@ class MatchStore:
         """Run the commit script (``first``: not a commit sent again after a lost answer);
         answer its answer and how many replicas acknowledged it (-1: none was waited for).
         ``clock``: the estimate the change was computed at and when it was made (see
-        :meth:`_Sending.stamped`)."""
+        :meth:`service.store.sending.Sending.stamped`)."""
         replicas = wait_replicas(self.settings, self.topology.replicas_of(keys.state))
         if self.commits is not None:
-            sending = _sending(script_keys, argv, replicas, first, clock)
+            sending = sending_of(script_keys, argv, replicas, first, clock)
             if serving.count != 1 or self.commits.sending:
                 return self.commits(sending)
             # The only request the worker serves, and no batch on its way: nobody to share the
             # round trip with, so not through the batcher (its queue, locks and hand-over cost
             # a lone draft 20,000 instructions); the same round trip, the same answer.
             return self._send_alone(sending)
-        argv = _Sending(script_keys, argv, replicas, first, clock).stamped()
+        argv = Sending(script_keys, argv, replicas, first, clock).stamped()
         if replicas <= 0:
             return self.topology.eval(COMMIT, script_keys, argv), -1
         return self.topology.eval_and_wait(COMMIT, script_keys, argv, replicas=replicas)
 
-    def _send_alone(self, sending: _Sending) -> tuple[Any, int]:
+    def _send_alone(self, sending: Sending) -> tuple[Any, int]:
         """One commit in its own round trip, as :meth:`_send_together` sends a batch of one
         (a first send refused, unsent, while the node's breaker is open): the lists that
         batch, spread and gather answers cost a lone draft 15,000 instructions."""
@@ -462,7 +461,7 @@ class MatchStore:
             raise answer
         return answer, replicated
 
-    def _send_together(self, sendings: Sequence[_Sending]) -> list[tuple[Any, int] | Exception]:
+    def _send_together(self, sendings: Sequence[Sending]) -> list[tuple[Any, int] | Exception]:
         """The commits of concurrent requests in one round trip (the ``Batcher``'s call).
 
         A commit's first send is refused, unsent, while the node's breaker is open (as it
@@ -548,57 +547,10 @@ class MatchStore:
         return now
 
 
-@dataclass(frozen=True, slots=True)
-class _Sending:
-    """A commit on its way (see :meth:`MatchStore._send_together`)."""
-
-    keys: list[str]
-    argv: list[Any]
-    replicas: int
-    first: bool
-    clock: tuple[float, float] | None = None  # the change's clock estimate, and when it was made
-
-    def stamped(self) -> list[Any]:
-        """The arguments as sent now. A change computed on the worker's copy carries the
-        worker's estimate of the shared clock, which Redis checks against its own; it goes
-        moved on by the time the worker held it since (the request's turn at the processor,
-        the queue behind a batch on its way), so that only the estimate's own error and the
-        trip to Redis count against the tolerance. Checked as it was computed, a commit that
-        had waited 100 ms behind another batch's fsync was refused, loaded again and sent a
-        second time (a second fsync), and under load more of them waited that long."""
-        if self.clock is None:
-            return self.argv
-        now, read_at = self.clock
-        argv = list(self.argv)
-        argv[CLOCK_ARG] = repr(now + (time.monotonic() - read_at))
-        return argv
-
-
-_sending = maker(_Sending)  # made on every commit (service.game.frozen)
-
-
 def _copy_of(state: str | bytes) -> tuple[Match, tuple[str, ...]]:
     """The match and token digests of a stored state."""
     stored = jsoncodec.loads(state)
     return game.from_dict(stored["m"]), tuple(stored["t"])
-
-
-def _let_others_run() -> None:
-    """What the first commit of a batch does before it is sent: let every other request that
-    can run now run once (gevent's ``sleep(0)``; a thread's turn at the interpreter lock), so
-    that those about to commit join it. Under load it makes the batches larger (Redis's time a
-    draft: 36-50 us with it, 52-62 without, in alternated runs). Not when this commit's request
-    is the only one the worker is serving: nobody could join, and the turn of the loop cost a
-    lone draft 15,000 instructions (``bench/instructions.py``). Outside a request (the
-    sweeper, a test's threads) it always does."""
-    if serving.count != 1:
-        time.sleep(0)
-
-
-def _interrupted() -> Exception:
-    """What a commit gets when the request that was sending it with others was interrupted:
-    no answer (it may have run, so only it may be sent again)."""
-    return RedisConnectionError("the round trip carrying this commit was interrupted")
 
 
 def _unreachable(outage: Outage | None, part: str, error: StoreUnavailable) -> None:
