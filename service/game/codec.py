@@ -342,8 +342,8 @@ def _deal_of_row(row: str) -> Dealt | None:
     racks, pool, *setup = row.split("|")
     table, melded = setup if setup else ("", "")
     return Dealt(
-        tuple(tuple(_TILE_OF[letter] for letter in rack) for rack in racks.split(",")),
-        tuple(_TILE_OF[letter] for letter in pool),
+        tuple(tuple(map(_TILE_OF.__getitem__, rack)) for rack in racks.split(",")),
+        tuple(map(_TILE_OF.__getitem__, pool)),  # no generator a letter: decoded on every read
         tuple(parse_tiles(tiles.split()) for tiles in table.split("/")) if table else (),
         tuple(flag == "1" for flag in melded),
     )
