@@ -78,7 +78,7 @@ class MatchStore:
         finished_ttl: int = 7 * 24 * 3600,
         idle_ttl: int = 30 * 24 * 3600,
         cache_size: int = 4096,
-        kept_states: int = 8_192,
+        kept_states: int = 4_096,
     ) -> None:
         self.topology = topology
         self.settings: Settings = topology.settings
