@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from service.workers.threads import short_lock
+
 __all__ = ["Batcher"]
 
 Item = TypeVar("Item")
@@ -95,7 +97,7 @@ class Batcher(Generic[Item, Answer]):
         self._gather = gather
         self.most = most
         self.in_flight = in_flight
-        self._lock = threading.Lock()
+        self._lock = short_lock()  # its sections never wait
         self._queue: list[_Call[Item, Answer]] = []
         self._leaders = 0  # callers leading a batch now (the queue waits for one of them)
         self.batches = 0  # round trips made, and the calls they carried (read by the tests)

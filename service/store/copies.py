@@ -15,11 +15,11 @@ machine, over its 150 MB; 144.8 MB with 4,096.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
 from service.game import Match
+from service.workers.threads import short_lock
 
 __all__ = ["DecodedCache"]
 
@@ -47,7 +47,7 @@ class DecodedCache:
         self._states: OrderedDict[str, tuple[int, str | bytes]] = (
             OrderedDict()
         )  # id -> version, state
-        self._lock = threading.Lock()
+        self._lock = short_lock()  # its sections never wait
 
     def get(self, match_id: str) -> Copy | None:
         """The newest copy of the match held (decoded again from its state when kept so)."""
