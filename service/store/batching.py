@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from service.workers.threads import short_lock
+from service.workers.locks import short_lock
 
 __all__ = ["Batcher"]
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from service.game import Match
-from service.workers.threads import short_lock
+from service.workers.locks import short_lock
 
 __all__ = ["DecodedCache"]
 

@@ -35,7 +35,6 @@ __all__ = [
     "cpu_bound",
     "deadline",
     "event_loop",
-    "short_lock",
     "shutting_down",
     "when_closed",
 ]
@@ -68,21 +67,6 @@ def event_loop() -> bool:
 
     _patched = bool(monkey.is_module_patched("threading"))
     return _patched
-
-
-def short_lock() -> contextlib.AbstractContextManager[Any]:
-    """A lock for sections that never wait (no I/O, no sleep, no switch to another greenlet):
-    the interpreter's own lock, not gevent's. On an event loop such a section cannot be left
-    for another greenlet of the same thread, so the native lock is never found held there; it
-    still guards against real threads (the search pool, the tests' threads). gevent's patched
-    ``threading.Lock`` is Python code: about 5,000 instructions a section against a few
-    hundred (bench/instructions.py)."""
-    if not event_loop():
-        return threading.Lock()
-    from gevent import monkey
-
-    lock: contextlib.AbstractContextManager[Any] = monkey.get_original("_thread", "allocate_lock")()
-    return lock
 
 
 def cpu_bound(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
