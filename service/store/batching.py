@@ -25,8 +25,9 @@ killed mid-send), the calls it carried get ``interrupted()``: they may or may no
 caller interrupted while it waits leaves the queue (unless a batch on its way carries its call),
 and passes the lead on if it had just been handed it: no caller's death stops the others.
 
-It uses ``threading`` locks and events only, so it works for threads and, once gevent has
-patched them, for greenlets.
+It uses ``threading`` events and a native lock for its short sections (they never wait:
+``service.workers.locks``), so it works for threads and, once gevent has patched them, for
+greenlets.
 """
 
 from __future__ import annotations
