@@ -37,3 +37,15 @@ def test_values_orjson_refuses_fall_back_to_the_standard_library(value) -> None:
 
 def test_the_output_is_compact_and_keeps_key_order() -> None:
     assert jsoncodec.dumps({"b": 1, "a": [1, 2]}) == b'{"b":1,"a":[1,2]}'
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**53), 2**53))
+def test_a_number_is_written_as_text_that_reads_back_the_same(value) -> None:
+    text = jsoncodec.number(value)
+    assert float(text) == value
+    assert json.loads(text) == value  # plain JSON: Lua's tonumber and Redis's scores read it
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_what_is_not_a_finite_number_is_written_as_repr_writes_it(value) -> None:
+    assert jsoncodec.number(value) == repr(value)

@@ -519,9 +519,11 @@ class MatchStore:
     def ttl_of(self, match: Match) -> int:
         """Seconds ``match`` is kept after this change: ``idle_ttl``, or ``finished_ttl`` once
         it is over when that is shorter (0: kept for ever)."""
-        ttls = [self.idle_ttl] + ([self.finished_ttl] if match.is_over else [])
-        kept = [ttl for ttl in ttls if ttl > 0]
-        return min(kept) if kept else 0
+        idle = max(self.idle_ttl, 0)  # plain comparisons: on every commit (lists cost 5,000)
+        finished = self.finished_ttl
+        if finished > 0 and match.is_over:
+            return min(idle, finished) if idle else finished
+        return idle
 
     def _decode(self, state: str, now: float) -> Loaded:
         match, seats = self._parse(state)

@@ -50,6 +50,7 @@ __all__ = [
 
 CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
 CLOCK_ARG = 9  # where ARGV holds that clock (0-based): the store moves it on as it sends
+_TOLERANCE = jsoncodec.number(CLOCK_TOLERANCE)  # written once, not on every commit
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
 # in the seat's hash, and keep the hash ``ttl`` seconds from now.
@@ -175,16 +176,17 @@ def commit_argv(
         receipt,
         str(min(receipts_ttl, ttl) if ttl else receipts_ttl),
         str(ttl),
-        "" if deadline is None else repr(deadline),
+        "" if deadline is None else jsoncodec.number(deadline),
         match.id,
-        repr(change.now) if change.check_clock else "",
-        repr(CLOCK_TOLERANCE),
+        jsoncodec.number(change.now) if change.check_clock else "",
+        _TOLERANCE,
         str(len(change.events)),
     ]
     for event in change.events:
         argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
-    argv += [listed.item, "" if listed.expires_at is None else repr(listed.expires_at)]
-    argv += [repr(score) for score in listed.scores]
+    expires_at = listed.expires_at
+    argv += [listed.item, "" if expires_at is None else jsoncodec.number(expires_at)]
+    argv += [jsoncodec.number(score) for score in listed.scores]
     argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
     return argv
 

@@ -11,6 +11,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from service.game.frozen import maker
+from service.jsoncodec import number
 from service.store.scripts import CLOCK_ARG
 from service.workers.serving import serving
 
@@ -39,7 +40,7 @@ class Sending:
             return self.argv
         now, read_at = self.clock
         argv = list(self.argv)
-        argv[CLOCK_ARG] = repr(now + (time.monotonic() - read_at))
+        argv[CLOCK_ARG] = number(now + (time.monotonic() - read_at))
         return argv
 
 
