@@ -9,11 +9,19 @@ import random
 import pytest
 
 from service.rules.solver.packing import (
+    ALL_STATES,
     BLOCK_BITS,
     JOKER_SHIFT,
-    STATE_BITS,
+    MASK_0,
+    MASK_1,
+    MASK_2,
+    MASK_3,
     STATE_MASK,
     RunStates,
+    all_closable,
+    colour_bits,
+    colour_id,
+    colour_ids,
     undominated_plain,
     undominated_spare,
 )
@@ -22,8 +30,42 @@ from service.rules.solver.packing import (
 STATES = [(), (1,), (2,), (3,), (4,), (1, 1), (1, 2), (2, 3), (3, 3), (1, 3, 3), (3, 4), (2, 2, 3)]
 
 
-def colour_ids(key: int) -> list[int]:
-    return [(key >> (STATE_BITS * colour)) & STATE_MASK for colour in range(4)]
+@pytest.mark.parametrize("seed", range(4))
+def test_a_key_holds_each_colour_s_state_and_gives_it_back(seed: int) -> None:
+    rng = random.Random(seed)
+    masks = (MASK_0, MASK_1, MASK_2, MASK_3)
+    for _ in range(500):
+        ids = [rng.randint(0, STATE_MASK) for _ in range(4)]
+        jokers = rng.randint(0, 4)
+        parts = [colour_bits(state_id, colour) for colour, state_id in enumerate(ids)]
+        key = sum(parts) + (jokers << JOKER_SHIFT)
+        assert list(colour_ids(key)) == ids
+        assert [colour_id(key, colour) for colour in range(4)] == ids
+        assert [key & mask for mask in masks] == parts  # what a colour's options are found by
+        assert key & ~ALL_STATES == jokers << JOKER_SHIFT
+    assert sum(masks) == ALL_STATES and MASK_0 | MASK_1 | MASK_2 | MASK_3 == ALL_STATES
+
+
+def test_all_closable_reads_every_colour() -> None:
+    closable = [True] * (STATE_MASK + 1)
+    closable[100] = False
+    for colour in range(4):
+        assert not all_closable(colour_bits(100, colour), closable)
+        assert all_closable(colour_bits(101, colour), closable)
+
+
+def test_a_layer_s_keys_differ_in_their_low_bits() -> None:
+    # A dict finds an integer key's slot by its low bits: the states of a layer (run states of
+    # a few dozen ids in every colour) must differ there, or most of them share a few slots
+    # (with each colour's 12 bits in one piece, the low 16 bits held one colour only).
+    rng = random.Random(3)
+    keys = {
+        sum(colour_bits(rng.randint(0, 40), colour) for colour in range(4))
+        + (rng.randint(0, 4) << JOKER_SHIFT)
+        for _ in range(3000)
+    }
+    low = {key & 0xFFFF for key in keys}
+    assert len(low) > len(keys) // 2
 
 
 def beats(run_states: RunStates, strong: int, weak: int) -> bool:
@@ -46,7 +88,7 @@ def a_layer(rng: random.Random, run_states: RunStates, size: int, jokers: int) -
     ids = [run_states.id_of(state) for state in STATES]
     layer: dict[int, int] = {}
     while len(layer) < size:
-        key = sum(rng.choice(ids) << (STATE_BITS * colour) for colour in range(4))
+        key = sum(colour_bits(rng.choice(ids), colour) for colour in range(4))
         key += rng.randint(0, jokers) << JOKER_SHIFT
         layer[key] = rng.randint(0, 40) << 12  # ties in score are common
     return layer

@@ -30,10 +30,11 @@ from service.rules.solver.packing import (
     JOKER_SHIFT,
     JOKER_WEIGHT,
     SCALE,
-    STATE_BITS,
     TILE_WEIGHT,
     UNREACHABLE,
     RunStates,
+    colour_bits,
+    colour_id,
 )
 from service.rules.solver.position import Position
 from service.rules.solver.runs import Fate, RunMove, run_moves
@@ -413,7 +414,10 @@ class ColourOptions:
         self.flags = flags
 
     def entry(self, bits: int) -> Entry:
-        """The options from the run state whose key bits are ``bits``."""
+        """The options from the run state whose key bits are ``bits``, brought down to the
+        first colour's place (``(key >> HALF_BITS * colour) & MASK_0``: found by the low bits,
+        see :mod:`service.rules.solver.packing`, a colour's own bits would all share a few
+        slots of the dict)."""
         found = self.entries.get(bits)
         if found is None:
             found = self._fill(bits)
@@ -421,7 +425,6 @@ class ColourOptions:
 
     def _fill(self, bits: int) -> Entry:
         colour = self.colour
-        shift = STATE_BITS * colour
         number = self.context[0]
         weight = TILE_WEIGHT + (MAX_NUMBER + 1 - number if self.flags & MIRROR_FLAG else number)
         joker_weight = 0 if self.flags & ESSENTIAL_FLAG else JOKER_WEIGHT
@@ -429,7 +432,7 @@ class ColourOptions:
         lists = tuple(
             tuple(
                 (
-                    (new_id << shift) + (jokers << JOKER_SHIFT),
+                    colour_bits(new_id, colour) + (jokers << JOKER_SHIFT),
                     ((extra * weight + jokers * joker_weight) << SCALE) + strengths[new_id],
                     jokers,
                     value,
@@ -438,7 +441,7 @@ class ColourOptions:
                 for new_id, extra, jokers, value, step in options
             )
             for options in self.cache.template(
-                self.context, self.jokers, self.flags & ~MIRROR_FLAG, bits >> shift
+                self.context, self.jokers, self.flags & ~MIRROR_FLAG, colour_id(bits, 0)
             )
         )
         needs = ALL_NONE

@@ -4,9 +4,15 @@ After number ``v`` a *state* holds, for each colour, the codes of its open runs
 (:mod:`service.rules.solver.runs`), how many jokers are placed so far and, before
 the initial meld, the meld value so far (capped at the threshold). It is packed into
 one integer: 12 bits per colour (an interned run state, see :class:`RunStates`),
-then the jokers placed, then the meld value. Its value is one integer too: the score
-shifted left by ``SCALE``, plus the strength of its runs, so that sorting by value
-puts a state before every state it beats. The score is what the placed rack tiles
+then the jokers placed, then the meld value. A colour's 12 bits are split in two
+halves (:func:`colour_bits`): the low halves of the four colours take the key's low
+24 bits, the high halves the next 24. A layer is a dict keyed by these integers, and a
+dict finds an integer's slot by its low bits (an integer is its own hash): there every
+colour's most varied bits must be, or most states of a layer share a few slots (with
+each colour's 12 bits in one piece, the low bits held only the first colour's state,
+and a search's dict lookup cost about 175 instructions). Its value is one integer
+too: the score shifted left by ``SCALE``, plus the strength of its runs, so that
+sorting by value puts a state before every state it beats. The score is what the placed rack tiles
 are worth: ``TILE_WEIGHT`` each plus its penalty value (a joker 30), so more tiles
 always beat more points.
 
@@ -26,6 +32,7 @@ from service.rules.tiles import JOKER_PENALTY
 
 __all__ = [
     "ALL_STATES",
+    "HALF_BITS",
     "JOKER_MASK",
     "JOKER_SHIFT",
     "JOKER_WEIGHT",
@@ -44,6 +51,8 @@ __all__ = [
     "UNREACHABLE",
     "RunStates",
     "all_closable",
+    "colour_bits",
+    "colour_id",
     "colour_ids",
     "undominated",
     "undominated_plain",
@@ -64,10 +73,17 @@ JOKER_MASK: Final = 0xFF
 MELD_SHIFT: Final = JOKER_SHIFT + 8
 MELD_MASK: Final = 0xFFFF
 ALL_STATES: Final = (1 << JOKER_SHIFT) - 1
-MASK_0: Final = STATE_MASK
-MASK_1: Final = STATE_MASK << STATE_BITS
-MASK_2: Final = STATE_MASK << 2 * STATE_BITS
-MASK_3: Final = STATE_MASK << 3 * STATE_BITS
+# a colour's state id in two halves: the low half at HALF_BITS * colour, the high half
+# HIGH_SHIFT above it (see colour_bits); HIGH_DOWN brings a high half down to bits 6-11
+HALF_BITS: Final = STATE_BITS // 2
+HALF_MASK: Final = (1 << HALF_BITS) - 1
+HIGH_SHIFT: Final = HALF_BITS * COLOURS
+HIGH_DOWN: Final = HIGH_SHIFT - HALF_BITS
+HIGH_HALF: Final = HALF_MASK << HALF_BITS
+MASK_0: Final = HALF_MASK | HALF_MASK << HIGH_SHIFT
+MASK_1: Final = MASK_0 << HALF_BITS
+MASK_2: Final = MASK_0 << 2 * HALF_BITS
+MASK_3: Final = MASK_0 << 3 * HALF_BITS
 # a state's value holds its score, then the strength of its runs (below 1 << SCALE)
 SCALE: Final = 12
 STRENGTH_MASK: Final = (1 << SCALE) - 1
@@ -132,25 +148,38 @@ class RunStates:
         return found
 
 
+def colour_bits(state_id: int, colour: int) -> int:
+    """The bits of run state ``state_id`` at ``colour`` in a key (:func:`colour_id` reads
+    them back)."""
+    low = (state_id & HALF_MASK) << HALF_BITS * colour
+    return low | (state_id >> HALF_BITS) << (HIGH_SHIFT + HALF_BITS * colour)
+
+
+def colour_id(key: int, colour: int) -> int:
+    """The run state id of ``colour`` in ``key``."""
+    shift = HALF_BITS * colour
+    return ((key >> shift) & HALF_MASK) | ((key >> (HIGH_DOWN + shift)) & HIGH_HALF)
+
+
 def all_closable(key: int, closable: list[bool]) -> bool:
     """Whether every open run of every colour of ``key`` can end now (``closable``:
     :attr:`RunStates.closable`)."""
     return (
-        closable[key & STATE_MASK]
-        and closable[(key >> STATE_BITS) & STATE_MASK]
-        and closable[(key >> 2 * STATE_BITS) & STATE_MASK]
-        and closable[(key >> 3 * STATE_BITS) & STATE_MASK]
+        closable[(key & HALF_MASK) | ((key >> HIGH_DOWN) & HIGH_HALF)]
+        and closable[((key >> HALF_BITS) & HALF_MASK) | ((key >> HIGH_SHIFT) & HIGH_HALF)]
+        and closable[
+            ((key >> 2 * HALF_BITS) & HALF_MASK) | ((key >> (HIGH_SHIFT + HALF_BITS)) & HIGH_HALF)
+        ]
+        and closable[
+            ((key >> 3 * HALF_BITS) & HALF_MASK)
+            | ((key >> (HIGH_SHIFT + 2 * HALF_BITS)) & HIGH_HALF)
+        ]
     )
 
 
 def colour_ids(key: int) -> tuple[int, int, int, int]:
     """The run state id of each colour in ``key``."""
-    return (
-        key & STATE_MASK,
-        (key >> STATE_BITS) & STATE_MASK,
-        (key >> 2 * STATE_BITS) & STATE_MASK,
-        (key >> 3 * STATE_BITS) & STATE_MASK,
-    )
+    return (colour_id(key, 0), colour_id(key, 1), colour_id(key, 2), colour_id(key, 3))
 
 
 def undominated(
@@ -183,10 +212,12 @@ def undominated(
     for count, (key, value) in enumerate(order):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
             let_others_run()  # compiled, the filter would hold the interpreter's lock
-        id0 = key & STATE_MASK
-        id1 = (key >> STATE_BITS) & STATE_MASK
-        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
-        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
+        id0 = (key & HALF_MASK) | ((key >> HIGH_DOWN) & HIGH_HALF)  # colour_id, written out
+        id1 = ((key >> HALF_BITS) & HALF_MASK) | ((key >> HIGH_SHIFT) & HIGH_HALF)
+        id2 = ((key >> 2 * HALF_BITS) & HALF_MASK) | ((key >> (HIGH_SHIFT + HALF_BITS)) & HIGH_HALF)
+        id3 = ((key >> 3 * HALF_BITS) & HALF_MASK) | (
+            (key >> (HIGH_SHIFT + 2 * HALF_BITS)) & HIGH_HALF
+        )
         placed = (key >> JOKER_SHIFT) & JOKER_MASK
         jokers = placed if spare_jokers else 0
         group = 0 if spare_jokers else placed
@@ -325,10 +356,12 @@ class _Marks:
     def keep(self, key: int, jokers: int) -> bool:
         """Mark the state ``key`` (which placed ``jokers``) kept and return True, unless a
         state kept before beats it."""
-        id0 = key & STATE_MASK
-        id1 = (key >> STATE_BITS) & STATE_MASK
-        id2 = (key >> 2 * STATE_BITS) & STATE_MASK
-        id3 = (key >> 3 * STATE_BITS) & STATE_MASK
+        id0 = (key & HALF_MASK) | ((key >> HIGH_DOWN) & HIGH_HALF)  # colour_id, written out
+        id1 = ((key >> HALF_BITS) & HALF_MASK) | ((key >> HIGH_SHIFT) & HIGH_HALF)
+        id2 = ((key >> 2 * HALF_BITS) & HALF_MASK) | ((key >> (HIGH_SHIFT + HALF_BITS)) & HIGH_HALF)
+        id3 = ((key >> 3 * HALF_BITS) & HALF_MASK) | (
+            (key >> (HIGH_SHIFT + 2 * HALF_BITS)) & HIGH_HALF
+        )
         # (_Block.beats written out, each mask read only while the others leave a kept state
         # standing: compiled, a method call a block cost more than the test, and most blocks
         # hold no state as strong in the first colour or two)

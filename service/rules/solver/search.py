@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Final
+from typing import Final, cast
 
 from service.rules.solver.groups import GroupChoice
 from service.rules.solver.interpreted import let_others_run
@@ -49,6 +49,7 @@ from service.rules.solver.options import (
 )
 from service.rules.solver.packing import (
     ALL_STATES,
+    HALF_BITS,
     JOKER_MASK,
     JOKER_SHIFT,
     JOKER_WEIGHT,
@@ -373,9 +374,9 @@ class _Search:
         options0, options1, options2, options3 = options
         for key, score in self._states_of(layer):
             e0 = options0.entry(key & MASK_0)
-            e1 = options1.entry(key & MASK_1)
-            e2 = options2.entry(key & MASK_2)
-            e3 = options3.entry(key & MASK_3)
+            e1 = options1.entry((key >> HALF_BITS) & MASK_0)
+            e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
+            e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             score &= NO_STRENGTH
@@ -426,7 +427,9 @@ class _Search:
         keys add up.
         """
         jokers = self.jokers
-        new: dict[int, int] = {}
+        # keyed by objects, not ints: compiled, an int key is boxed (a new object above 2**30)
+        # at each use, and a key held as an object once serves both the get and the set
+        new: dict[object, int] = {}
         options0, options1, options2, options3 = options
         rooms = [
             tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
@@ -435,9 +438,9 @@ class _Search:
             placed_jokers = key >> JOKER_SHIFT
             score &= NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
-            e1 = options1.entry(key & MASK_1)
-            e2 = options2.entry(key & MASK_2)
-            e3 = options3.entry(key & MASK_3)
+            e1 = options1.entry((key >> HALF_BITS) & MASK_0)
+            e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
+            e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             left_over = jokers - placed_jokers
@@ -482,10 +485,10 @@ class _Search:
                                 new_score = sabc + d[1]
                                 if new_score < room[jd]:
                                     continue
-                                new_key = kabc + d[0]
+                                new_key: object = kabc + d[0]
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
-        return new
+        return cast("dict[int, int]", new)
 
     def _advance_jokers(
         self,
@@ -512,9 +515,9 @@ class _Search:
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
             score &= NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
-            e1 = options1.entry(key & MASK_1)
-            e2 = options2.entry(key & MASK_2)
-            e3 = options3.entry(key & MASK_3)
+            e1 = options1.entry((key >> HALF_BITS) & MASK_0)
+            e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
+            e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
             by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             net = score - placed_jokers * joker_weight  # what the real tiles placed gained
@@ -660,9 +663,9 @@ class _Search:
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
             score &= NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
-            e1 = options1.entry(key & MASK_1)
-            e2 = options2.entry(key & MASK_2)
-            e3 = options3.entry(key & MASK_3)
+            e1 = options1.entry((key >> HALF_BITS) & MASK_0)
+            e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
+            e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             net = score - placed_jokers * joker_weight
             left_over = jokers - placed_jokers
