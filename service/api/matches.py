@@ -35,6 +35,7 @@ __all__ = ["blueprint"]
 blueprint = Blueprint("matches", __name__)
 MAX_WAIT_SECONDS = 30
 MAX_VERSION = 2**53 - 1  # versions are plain JSON numbers, exact up to here
+JSON = "application/json"  # what jsonify answers (service.api.jsonprovider)
 
 
 class ViewQuery(Schema):
@@ -250,12 +251,19 @@ class _NoContent(Response):
 
 
 def _moved(moved: Moved, environ: auth.Environ | None = None) -> Response:
+    """The answer to a move: the match as the mover sees it, or none (``return=minimal``).
+
+    Written as ``jsonify`` writes it (orjson, a final newline, ``application/json``), without
+    the app's proxy and the provider's arguments; its headers added to the fresh answer, not
+    set (setting one looks for it first): 9,000 instructions fewer on every move's answer
+    (``bench/instructions.py``)."""
     if auth.prefers_minimal(environ):  # no view is made (docs/CLIENTS.md, "4. Acting")
         response: Response = _NoContent(status=204)
-        response.headers["Preference-Applied"] = "return=minimal"
+        response.headers.add("Preference-Applied", "return=minimal")
     else:
-        response = jsonify({"match": moved.view, "drawn": list(moved.drawn)})
-    response.headers["ETag"] = etag(moved.version)
+        body = dumps({"match": moved.view, "drawn": list(moved.drawn)})
+        response = Response(body + b"\n", content_type=JSON)
+    response.headers.add("ETag", etag(moved.version))
     if moved.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
+        response.headers.add("Idempotent-Replayed", "true")
     return response

@@ -336,6 +336,27 @@ def test_prefer_return_minimal_answers_a_move_with_204_and_its_version_only(clie
     )
 
 
+def test_a_moves_answer_is_written_as_jsonify_writes_it_with_its_headers_once(client) -> None:
+    from flask import jsonify
+
+    _, (ann, _) = setup(client, ["R10 B10 O1", "K7"], pool="O2")
+    drafted = ann.draft("R10 B10")
+    body = drafted.get_json()
+    with client.application.test_request_context():
+        expected = jsonify(body)
+    assert drafted.get_data() == expected.get_data()  # orjson's JSON, a final newline
+    assert drafted.headers["Content-Type"] == expected.headers["Content-Type"]
+    assert drafted.headers.getlist("ETag") == [f'"{body["match"]["version"]}"']
+    minimal = ann.draft("R10", Prefer="return=minimal")
+    assert minimal.headers.getlist("ETag") == [f'"{body["match"]["version"] + 1}"']
+    assert minimal.headers.getlist("Preference-Applied") == ["return=minimal"]
+    key = {"Idempotency-Key": "once"}
+    ann.draft("B10", **key)
+    again = ann.draft("B10", **key)
+    assert again.headers.getlist("Idempotent-Replayed") == ["true"]
+    assert len(again.headers.getlist("ETag")) == 1
+
+
 @pytest.mark.parametrize(
     ("prefer", "minimal"),
     [
