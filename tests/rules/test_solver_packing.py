@@ -11,7 +11,8 @@ import pytest
 from service.rules.solver.packing import (
     ALL_STATES,
     BLOCK_BITS,
-    JOKER_SHIFT,
+    HALF_BITS,
+    JOKER_MASK,
     MASK_0,
     MASK_1,
     MASK_2,
@@ -38,12 +39,24 @@ def test_a_key_holds_each_colour_s_state_and_gives_it_back(seed: int) -> None:
         ids = [rng.randint(0, STATE_MASK) for _ in range(4)]
         jokers = rng.randint(0, 4)
         parts = [colour_bits(state_id, colour) for colour, state_id in enumerate(ids)]
-        key = sum(parts) + (jokers << JOKER_SHIFT)
+        key = sum(parts) + jokers
         assert list(colour_ids(key)) == ids
         assert [colour_id(key, colour) for colour in range(4)] == ids
         assert [key & mask for mask in masks] == parts  # what a colour's options are found by
-        assert key & ~ALL_STATES == jokers << JOKER_SHIFT
+        assert key & ~ALL_STATES == jokers
+        assert key & JOKER_MASK == jokers
+        for colour, state_id in enumerate(ids):  # brought down to the first colour's place
+            assert (key >> HALF_BITS * colour) & MASK_0 == colour_bits(state_id, 0)
     assert sum(masks) == ALL_STATES and MASK_0 | MASK_1 | MASK_2 | MASK_3 == ALL_STATES
+
+
+def test_a_key_of_small_ids_is_a_small_integer() -> None:
+    # below 2**30 an integer is one digit of CPython's: boxed, hashed, compared and read back
+    # (compiled) on the quick paths; most run states a layer holds have ids below 64
+    for jokers in range(JOKER_MASK - 1):
+        key = sum(colour_bits(63, colour) for colour in range(4)) + jokers
+        assert key < 1 << 30
+    assert MASK_0 << HALF_BITS == MASK_1
 
 
 def test_all_closable_reads_every_colour() -> None:
@@ -60,8 +73,7 @@ def test_a_layer_s_keys_differ_in_their_low_bits() -> None:
     # (with each colour's 12 bits in one piece, the low 16 bits held one colour only).
     rng = random.Random(3)
     keys = {
-        sum(colour_bits(rng.randint(0, 40), colour) for colour in range(4))
-        + (rng.randint(0, 4) << JOKER_SHIFT)
+        sum(colour_bits(rng.randint(0, 40), colour) for colour in range(4)) + rng.randint(0, 4)
         for _ in range(3000)
     }
     low = {key & 0xFFFF for key in keys}
@@ -73,7 +85,7 @@ def beats(run_states: RunStates, strong: int, weak: int) -> bool:
     return all(
         weak_id in run_states.weaker[strong_id]
         for strong_id, weak_id in zip(strong_ids, weak_ids, strict=True)
-    ) and (strong >> JOKER_SHIFT) <= (weak >> JOKER_SHIFT)
+    ) and (strong & JOKER_MASK) <= (weak & JOKER_MASK)
 
 
 def plainly(run_states: RunStates, order: list[int], layer: dict[int, int]) -> dict[int, int]:
@@ -89,7 +101,7 @@ def a_layer(rng: random.Random, run_states: RunStates, size: int, jokers: int) -
     layer: dict[int, int] = {}
     while len(layer) < size:
         key = sum(colour_bits(rng.choice(ids), colour) for colour in range(4))
-        key += rng.randint(0, jokers) << JOKER_SHIFT
+        key += rng.randint(0, jokers)
         layer[key] = rng.randint(0, 40) << 12  # ties in score are common
     return layer
 
@@ -97,7 +109,7 @@ def a_layer(rng: random.Random, run_states: RunStates, size: int, jokers: int) -
 def spare_order(layer: dict[int, int]) -> list[int]:
     """The spare filter's order: best value first; among equals fewest jokers first, then the
     order they came in."""
-    order = sorted(layer, key=lambda key: key >> JOKER_SHIFT)  # stable
+    order = sorted(layer, key=lambda key: key & JOKER_MASK)  # stable
     order.sort(key=layer.__getitem__, reverse=True)
     return order
 
@@ -127,7 +139,7 @@ def test_the_spare_filter_keeps_what_the_whole_keys_order_keeps_on_a_search_s_va
         strength = sum(run_states.strengths[state_id] for state_id in colour_ids(key))
         value = (rng.randint(0, 12) << 12) + strength  # ties in score are common
         if rng.random() < 0.2:  # the same runs with a joker more, as good, come first
-            layer[key + (1 << JOKER_SHIFT)] = value
+            layer[key + 1] = value
         layer[key] = value
     whole_keys = sorted(layer)
     whole_keys.sort(key=layer.__getitem__, reverse=True)  # best first, fewest jokers among equals

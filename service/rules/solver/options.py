@@ -27,7 +27,6 @@ from typing import Final, TypeVar
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.packing import (
-    JOKER_SHIFT,
     JOKER_WEIGHT,
     SCALE,
     TILE_WEIGHT,
@@ -432,7 +431,7 @@ class ColourOptions:
         lists = tuple(
             tuple(
                 (
-                    colour_bits(new_id, colour) + (jokers << JOKER_SHIFT),
+                    colour_bits(new_id, colour) + jokers,
                     ((extra * weight + jokers * joker_weight) << SCALE) + strengths[new_id],
                     jokers,
                     value,

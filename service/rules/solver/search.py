@@ -51,7 +51,6 @@ from service.rules.solver.packing import (
     ALL_STATES,
     HALF_BITS,
     JOKER_MASK,
-    JOKER_SHIFT,
     JOKER_WEIGHT,
     MASK_0,
     MASK_1,
@@ -157,7 +156,7 @@ def best_plan(
     if found is None:
         return None
     best, score = found
-    spare = position.jokers - ((best >> JOKER_SHIFT) & JOKER_MASK) if essential else 0
+    spare = position.jokers - (best & JOKER_MASK) if essential else 0
     return Plan(search.unwind(best, layers), spare, score)
 
 
@@ -201,7 +200,7 @@ def future_bounds(
         layer = search.advance(number, layer)
         best = [UNREACHABLE] * (jokers + 1)  # by jokers laid
         for key, value in layer.items():
-            placed = (key >> JOKER_SHIFT) & JOKER_MASK
+            placed = key & JOKER_MASK
             best[placed] = max(best[placed], value)
         most = UNREACHABLE
         for left in range(jokers + 1):
@@ -344,9 +343,7 @@ class _Search:
             # held to NO_BOUND, above any value: where a future bound is out of reach the need
             # would be about 2**72, and compiled, every comparison with an integer beyond 62
             # bits takes the slow path (a tenth of this loop's time on the tail positions)
-            needs = [
-                min((floor - after[number]) << SCALE, NO_BOUND) for after in self.after_jokers
-            ]
+            needs = [min((floor - after[number]) << SCALE, NO_BOUND) for after in self.after_jokers]
             self.kinds.append(SPARE)
             self.needs.append(needs)
             new = self._advance_spare(layer, options, table, needs)
@@ -418,7 +415,7 @@ class _Search:
     ) -> dict[int, int]:
         """The loop of :meth:`advance` in essential mode with jokers to lay, and no meld.
 
-        Jokers weigh nothing until the end here, and the jokers placed top the key. A
+        Jokers weigh nothing until the end here, and the jokers placed are the key's lowest bits. A
         state with ``k`` jokers still to lay must reach ``needs[k]``, which only grows as
         ``k`` falls: each partial sum is held to the need of the jokers its options have
         laid so far, since the options still to add can only lay more. With ``left``
@@ -435,7 +432,7 @@ class _Search:
             tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
         ]
         for key, score in self._states_of(layer):
-            placed_jokers = key >> JOKER_SHIFT
+            placed_jokers = key & JOKER_MASK
             score &= NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
             e1 = options1.entry((key >> HALF_BITS) & MASK_0)
@@ -453,39 +450,43 @@ class _Search:
                 if score + top0[r0] + t1 + t23 < room[0]:  # the least any option can need
                     continue
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
-                base = (placed_jokers + group_jokers) << JOKER_SHIFT
+                base = placed_jokers + group_jokers
                 for a in by0[r0]:
-                    ja = a[2]
+                    ka = a[0]
+                    ja = ka & JOKER_MASK  # an option's key bits count its jokers
                     if ja > left:
                         break
                     sa = score + a[1]
                     if sa + t1 + t23 < room[ja]:
                         continue
-                    ka = base + a[0]
+                    ka += base
                     for b in second:
-                        jb = ja + b[2]
+                        kb = b[0]
+                        jb = ja + (kb & JOKER_MASK)
                         if jb > left:
                             break
                         sab = sa + b[1]
                         if sab + t23 < room[jb]:
                             continue
-                        kab = ka + b[0]
+                        kab = ka + kb
                         for c in third:
-                            jc = jb + c[2]
+                            kc = c[0]
+                            jc = jb + (kc & JOKER_MASK)
                             if jc > left:
                                 break
                             sabc = sab + c[1]
                             if sabc + t3 < room[jc]:
                                 continue
-                            kabc = kab + c[0]
+                            kabc = kab + kc
                             for d in fourth:
-                                jd = jc + d[2]
+                                kd = d[0]
+                                jd = jc + (kd & JOKER_MASK)
                                 if jd > left:
                                     break
                                 new_score = sabc + d[1]
                                 if new_score < room[jd]:
                                     continue
-                                new_key: object = kabc + d[0]
+                                new_key: object = kabc + kd
                                 if new_score > new.get(new_key, -1):
                                     new[new_key] = new_score
         return cast("dict[int, int]", new)
@@ -511,7 +512,7 @@ class _Search:
         new: dict[int, int] = {}
         options0, options1, options2, options3 = options
         for key, score in self._states_of(layer):
-            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            placed_jokers = key & JOKER_MASK
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
             score &= NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
@@ -530,7 +531,7 @@ class _Search:
                 second, third, fourth = by1[r1], by2[r2], by3[r3]
                 base = score + group_jokers * joker_weight
                 base_jokers = placed_jokers + group_jokers
-                base_key = base_jokers << JOKER_SHIFT
+                base_key = base_jokers
                 base_meld = 0
                 if meld is not None:
                     base_meld = meld_value + (r0 + r1 + r2 + r3) * number
@@ -598,7 +599,7 @@ class _Search:
         closable = self.run_states.closable
         for key, value in layer.items():
             score = value >> SCALE
-            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            placed_jokers = key & JOKER_MASK
             if self.essential:
                 score += self.position.jokers * JOKER_WEIGHT
             elif placed_jokers < table_jokers:
@@ -653,11 +654,11 @@ class _Search:
         options0, options1, options2, options3 = options
         bits0, bits1 = target & MASK_0, target & MASK_1
         bits2, bits3 = target & MASK_2, target & MASK_3
-        target_jokers = (target >> JOKER_SHIFT) & JOKER_MASK
+        target_jokers = target & JOKER_MASK
         # what the options must gain at least, their jokers' weight taken off (see _tops)
         gain = value - target_jokers * joker_weight
         for key, score in layer.items():
-            placed_jokers = (key >> JOKER_SHIFT) & JOKER_MASK
+            placed_jokers = key & JOKER_MASK
             if placed_jokers > target_jokers:
                 continue
             meld_value = (key >> MELD_SHIFT) & MELD_MASK
@@ -692,7 +693,7 @@ class _Search:
                                 if laid > left:
                                     continue
                                 new_score = base + a[1] + b[1] + c[1] + d[1]
-                                new_key = (base_jokers << JOKER_SHIFT) + a[0] + b[0] + c[0] + d[0]
+                                new_key = base_jokers + a[0] + b[0] + c[0] + d[0]
                                 if kind == PLAIN:
                                     if new_score < need:
                                         continue
