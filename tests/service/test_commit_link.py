@@ -8,10 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from hypothesis import given
+from hypothesis import strategies as st
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service.store.commitlink import CommitLink
+from service.store.commitlink import CommitLink, packed_commands
 from service.store.topology import script_digest
 from tests.support.redis_process import RedisProcess
 
@@ -94,3 +96,23 @@ def test_a_kept_connection_is_taken_again_rather_than_a_new_one(pool_of_one, loa
     for value in ("one", "two", "three"):  # a pool of one would refuse a second connection
         answers, _ = link.round_trip(ECHO, loaded, [(["k"], [value])], 0, 100)
         assert answers == [["k", value]]
+
+
+arguments = st.lists(
+    st.text() | st.binary() | st.integers(-(2**63), 2**63 - 1), min_size=0, max_size=8
+)
+
+
+@given(st.lists(arguments, min_size=1, max_size=4))
+def test_commands_are_packed_as_redis_py_packs_them(commands) -> None:
+    commands = [("EVALSHA", "f" * 40, *arguments) for arguments in commands]
+    expected = b"".join(redis.connection.Connection().pack_commands(commands))
+    assert packed_commands(commands) == [expected]
+
+
+def test_a_text_that_is_not_unicode_is_refused_as_redis_py_refuses_it() -> None:
+    command = ("EVALSHA", "f" * 40, 1, "k", "lone \ud800")
+    with pytest.raises(UnicodeEncodeError):
+        redis.connection.Connection().pack_commands([command])
+    with pytest.raises(UnicodeEncodeError):
+        packed_commands([command])
