@@ -29,6 +29,11 @@ before them and dumped after, by client requests from a small C helper compiled 
   per draft, the greenlets' spawning and joining included;
 - hint: ``GET .../hint`` on the empty table with a rack of 14.
 
+Before each kind's counted requests the collector runs once (not counted), so that each kind
+pays the collections its own allocations make: a full collection left pending by the kinds
+before would otherwise land in one kind's count or another's, moving it by up to 30,000 a
+request between runs of the same code.
+
 The requests go straight to the WSGI app: gunicorn's own HTTP work, the same for every request,
 is left out (bench/api.py's wall-clock ratio of worker time has it in both). Each kind is
 printed as instructions per request and as a ratio of ``/readyz``'s in the same run. Target
@@ -46,6 +51,7 @@ if __name__ == "__main__" and "--subject" in sys.argv:  # a worker patches befor
     monkey.patch_all()
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -188,6 +194,7 @@ def subject(helper: str, requests: int) -> int:
     for kind in KINDS:
         for _ in range(WARM_UP):
             kinds[kind]()
+        gc.collect()  # every kind counted from the same collector's state (see the module)
         counting.counting_zero()
         for _ in range(requests):
             kinds[kind]()
