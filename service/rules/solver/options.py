@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.packing import (
@@ -507,7 +507,7 @@ class Choices:
                             (
                                 2 * COLOUR_NEEDS + NEED_BITS * r2,
                                 tuple(
-                                    (3 * COLOUR_NEEDS + NEED_BITS * r3, tuple(leaf))
+                                    (3 * COLOUR_NEEDS + NEED_BITS * r3, _leaf(leaf))
                                     for r3, leaf in by3.items()
                                 ),
                             )
@@ -532,7 +532,7 @@ class Choices:
         # a colour with no option for its count needs NONE jokers, more than any state
         # has left (at most every joker of the box): its branch is skipped like the others
         assert left < NONE, "more jokers than NEED_BITS can tell apart"
-        found: list[Choice] = []
+        found: list[object] = []  # the choices as they are held: see _leaf
         for place0, by1 in self.tree:
             need0 = key >> place0 & NONE
             if need0 > left:
@@ -547,13 +547,24 @@ class Choices:
                         continue
                     for place3, leaf in by3:
                         room = left - need2 - (key >> place3 & NONE)
-                        for choice in leaf:
-                            if choice[5] > room:
+                        for jokers, choice in leaf:
+                            if jokers > room:
                                 break
                             found.append(choice)
-        allowed = tuple(found)  # a tuple of integers, untracked by the collector
+        allowed = cast("tuple[Choice, ...]", tuple(found))
         self.allowed_by[key] = allowed
         return allowed
+
+
+def _leaf(choices: list[Choice]) -> tuple[tuple[int, object], ...]:
+    """A leaf of :class:`Choices`' tree: each choice's jokers, and the choice held as an object.
+
+    Compiled, a :data:`Choice` read from a tuple typed as holding choices is unpacked into six
+    machine integers, and appending it to a list boxes them into a new tuple: for the choices
+    a state allows, a new tuple each (a tenth of a new position's first solve, with the
+    collections of the young tuples), where an object is appended as it is.
+    """
+    return tuple((choice[5], cast(object, choice)) for choice in choices)
 
 
 # The group choices at one number and each colour's options there
