@@ -8,9 +8,9 @@ in an order that turns by one each round (so a slow spell of a shared machine fa
 a round, not on one load, nor always on the same one):
 
 - baseline: ``GET /readyz`` (routing, one Redis PING, a small JSON answer);
-- view: ``GET /v1/matches/{id}`` with the seat's token, over 256 live matches (one-hour turns);
-- drafts: ``PUT .../draft`` by the seat whose turn it is, over 256 matches (test-mode matches
-  dealt from a known setup with no time limit), each draft a different part of the rack;
+- view: ``GET /v1/matches/{id}`` with a seat's token, over the 256 live matches;
+- drafts: ``PUT .../draft`` by the seat whose turn it is, over the same 256 live matches, each
+  draft a different part of the rack;
 - short drafts: the same drafts with ``Prefer: return=minimal`` (answered 204 with the version,
   no view rendered), which a client sharing its work in progress can send;
 - mix: per match, the seat whose turn it is shares a draft, then either plays (its initial meld,
@@ -44,8 +44,20 @@ median over the rounds.
 ``--matches`` sets how many live matches each load spreads over (default 256); given several
 counts (``--matches 256 4096``), every load but the baseline runs once per count in the same
 rounds, against the same baseline, and is reported side by side (a load over other than 256
-matches is named with its count). Over more matches than a worker holds copies of
-(``service.store.copies``) a view reads Redis and decodes the match.
+matches is named with its count).
+
+The live matches: at each count, the views, the drafts and the short drafts run over one set
+of that many matches (2 to 4 players, test-mode matches dealt from a known setup, turns of a
+day, seat 0 to play; a view by one of the seats, a draft by seat 0), as a server's live matches
+are both viewed and moved; the mix plays fresh matches each round (it plays them on from the
+start). Before the rounds, each live set gets a *first pass*, measured and reported on its own:
+each match viewed once, when no worker has read it (all the matches were dealt, the live sets
+first, and every other deal since pushed them out of the workers' copies: what a view costs a
+server that has not seen the match, read from Redis and decoded); then unmeasured views, each
+match 8 times (so that each of the workers has read nearly every one), and the rounds measure
+the steady state of a server that serves these matches. Per load it also prints the Redis
+commands a request cost (``INFO commandstats``; the scripts are commits and loads, ``HMGET`` a
+view's read of a match).
 """
 
 from __future__ import annotations
@@ -78,6 +90,9 @@ from tests.support.redis_process import RedisProcess, free_port  # noqa: E402
 CONNECTIONS = 32
 MATCHES = 256
 MEMORY_MATCHES = 300
+LIVE_TURN_SECONDS = 24 * 3600
+WARM_PASSES = 8  # unmeasured views of each live match before the rounds (the steady state)
+FIRST = "first pass, views"
 BASELINE = "baseline GET /readyz"
 VIEW = "view GET /v1/matches/{id} (token)"
 DRAFTS = "drafts PUT .../draft"
@@ -116,9 +131,11 @@ end
 # round robin, and 256 matches are many more than 32 connections.
 SLICE_LUA = """
 local counter = 0
+threads = {}
 setup = function(thread)
   thread:set("index", counter)
   counter = counter + 1
+  threads[#threads + 1] = thread
 end
 
 load_matches = function(path, total)
@@ -148,6 +165,54 @@ end
 request = function()
   cursor = cursor %% #requests + 1
   return requests[cursor]
+end
+"""
+
+# A pass over the live matches: each viewed ``passes`` times (a line per match: id token), then
+# the thread stops once every view is answered; a connection asking for a request after the
+# last view was sent gets a /readyz, whose answer is not counted as a view.
+PASS_LUA = """
+init = function(args)
+  requests = {}
+  for i, m in ipairs(load_matches("%(data)s", tonumber(args[1]))) do
+    requests[i] = wrk.format("GET", "/v1/matches/" .. m[1], {["Authorization"] = "Bearer " .. m[2]})
+  end
+  filler = wrk.format("GET", "/readyz")
+  sent, answered, fillers, total = 0, 0, 0, #requests * %(passes)s
+end
+
+request = function()
+  if sent >= total then
+    fillers = fillers + 1
+    return filler
+  end
+  sent = sent + 1
+  return requests[(sent - 1) %% #requests + 1]
+end
+
+response = function(status, headers, body)
+  if not body:find('"status":"ready"', 1, true) then
+    answered = answered + 1
+    if answered >= total then wrk.thread:stop() end
+  end
+end
+"""
+
+# The figures of a pass: its views answered, not the /readyz asked for after the last was sent.
+PASS_DONE_LUA = """
+done = function(summary, latency, requests)
+  local answered, fillers = 0, 0
+  for _, thread in ipairs(threads) do
+    answered = answered + thread:get("answered")
+    fillers = fillers + thread:get("fillers")
+  end
+  local errors = summary.errors
+  io.write(string.format(
+    '{"requests": %d, "seconds": %.6f, "p50_us": %d, "p99_us": %d, "max_us": %d, ' ..
+    '"non_2xx": %d, "socket_errors": %d, "fillers": %d}\\n',
+    answered, summary.duration / 1e6, latency:percentile(50), latency:percentile(99),
+    latency.max, errors.status, errors.connect + errors.read + errors.write + errors.timeout,
+    fillers))
 end
 """
 
@@ -291,6 +356,7 @@ class Run:
     non_2xx: int
     socket_errors: int
     cpu: dict[str, float]  # processor seconds the run cost: workers, Redis, wrk
+    fillers: int = 0  # a pass's /readyz, asked for after its last view was sent (PASS_LUA)
 
     @property
     def throughput(self) -> float:
@@ -363,10 +429,12 @@ def main() -> int:
         per_match = memory_per_match(api, redis_server)
         print("dealing the matches...", flush=True)
         loads = [Load(BASELINE, "", "/readyz", [])]
+        live: dict[int, Path] = {}  # the view rows of each count's live matches
         for count in args.matches:
             at_count = counted(count)
-            drafted = write_rows(folder / f"drafts-{count}.txt", draft_matches(api, count))
-            viewed = write_rows(folder / f"view-{count}.txt", view_matches(api, count))
+            viewing, drafting = live_matches(api, count)
+            viewed = live[count] = write_rows(folder / f"view-{count}.txt", viewing)
+            drafted = write_rows(folder / f"drafts-{count}.txt", drafting)
             loads.append(Load(VIEW + at_count, VIEW_LUA, "/", [viewed]))
             mix_lua = MIX_LUA.replace("%(ahead)s", str(max(16, 51_200 // count)))
             for at, durability in enumerate(durabilities):
@@ -386,18 +454,32 @@ def main() -> int:
         }
         measure = Measure(wrk, port, folder, args.duration, args.threads, parts)
         measure.warm_up()
+        first: dict[int, tuple[Run, dict[str, int]]] = {}
+        for count in args.matches:  # no worker has read these matches since they were dealt
+            before_commands = commands(redis_client)
+            run = measure.run(
+                FIRST, live_pass(live[count], 1), "/", seconds=pass_seconds(count, 1),
+                done=PASS_DONE_LUA,
+            )  # fmt: skip
+            first[count] = (run, spent(before_commands, commands(redis_client)))
+        for count in args.matches:  # the steady state: each worker has read nearly every match
+            seconds = pass_seconds(count, WARM_PASSES)
+            measure.run("warm", live_pass(live[count], WARM_PASSES), "/", seconds=seconds)
         rounds: list[dict[str, Run]] = []
         largest_rss = 0.0
         scripts: dict[str, list[float]] = {name: [] for name in writes}
         script_us: dict[str, list[float]] = {name: [] for name in writes}
         background: list[float] = []  # scripts a second while only /readyz runs (the sweeper)
+        asked: dict[str, list[dict[str, int]]] = {load.name: [] for load in loads}  # Redis commands
         for number in range(args.rounds):
             turn = number % len(loads)
             runs = {}
             for load in loads[turn:] + loads[:turn]:
                 durable.use(load.durability)
                 before, before_us = scripts_run(redis_client), scripts_us(redis_client)
+                before_commands = commands(redis_client)
                 runs[load.name] = measure.run(load.name, load.lua(number), load.path)
+                asked[load.name].append(spent(before_commands, commands(redis_client)))
                 sent = scripts_run(redis_client) - before
                 if sent and load.name in script_us:
                     script_us[load.name].append((scripts_us(redis_client) - before_us) / sent)
@@ -422,6 +504,8 @@ def main() -> int:
                 f"{short_name(name)} {median(counts):.2f}" for name, counts in scripts.items()
             ) + f", of which the sweeper's about {idle:.2f} (its rate while only /readyz ran)"
         )  # fmt: skip
+        print_commands(rounds, asked)
+        print_first_passes(rounds, first)
         if fsync_ms is not None:
             print_durable_costs(rounds, fsync_ms, script_us, counted(args.matches[0]))
     return 1 if missed and args.strict else 0
@@ -490,29 +574,29 @@ def box_codes(rng: random.Random) -> list[str]:
     return box
 
 
-def view_matches(api: Client, count: int) -> list[tuple[str, ...]]:
-    """(id, token) of ``count`` 2- to 4-player matches, each with a token of one of its seats.
-    Their turns last an hour: the view shows a turn clock, and no turn runs out during the
-    run (with 60 s turns, 4,096 matches dealt before the loads had all run out by the views,
-    and the views measured the timeouts they settled, each a commit)."""
-    rows: list[tuple[str, ...]] = []
-    for n in range(count):
-        players = [{"name": f"P{i}"} for i in range(2 + n % 3)]
-        body = {"players": players, "rules": {"turn_seconds": 3600}}
-        created = api.call("POST", "/v1/matches", body)
-        rows.append((created["id"], created["seats"][n % len(players)]["token"]))
-    return rows
-
-
-def draft_matches(api: Client, count: int) -> list[tuple[str, ...]]:
-    """(id, token of seat 0, the 14 tiles of seat 0's rack) of ``count`` matches."""
+def live_matches(api: Client, count: int) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The live matches of a count: ``count`` test-mode matches of 2 to 4 players dealt from a
+    shuffled box, seat 0 to play, turns of a day (the view shows a turn clock, and no turn runs
+    out during the run: with 60 s turns, the views of 4,096 matches measured the timeouts they
+    settled, each a commit). Their rows for the views, (id, token of one of the seats), and
+    for the drafts, (id, token of seat 0, the 14 tiles of seat 0's rack): the same matches."""
     rng = random.Random(7)
-    rows: list[tuple[str, ...]] = []
-    for _ in range(count):
+    viewed: list[tuple[str, ...]] = []
+    drafted: list[tuple[str, ...]] = []
+    for n in range(count):
+        seats = 2 + n % 3
         box = box_codes(rng)
-        match_id, tokens = dealt(api, [box[:14], box[14:28]], box[28:])
-        rows.append((match_id, tokens[0], *box[:14]))
-    return rows
+        racks = [box[14 * seat : 14 * (seat + 1)] for seat in range(seats)]
+        body = {
+            "players": [{"name": f"P{seat}"} for seat in range(seats)],
+            "rules": {"turn_seconds": LIVE_TURN_SECONDS},
+            "setup": {"racks": racks, "pool": box[14 * seats :], "first_seat": 0},
+        }
+        created = api.call("POST", "/v1/matches", body)
+        tokens = [seat["token"] for seat in created["seats"]]
+        viewed.append((created["id"], tokens[n % seats]))
+        drafted.append((created["id"], tokens[0], *racks[0]))
+    return viewed, drafted
 
 
 def mix_matches(api: Client, number: int, count: int) -> list[tuple[str, ...]]:
@@ -534,6 +618,42 @@ def mix_matches(api: Client, number: int, count: int) -> list[tuple[str, ...]]:
         match_id, tokens = dealt(api, racks, box)
         rows.append((match_id, *tokens, *colours, *spares))
     return rows
+
+
+def live_pass(viewed: Path, passes: int) -> str:
+    """The wrk script of ``passes`` views of each live match of ``viewed`` (``PASS_LUA``)."""
+    return SLICE_LUA + PASS_LUA % {"data": viewed, "passes": passes}
+
+
+def pass_seconds(count: int, passes: int) -> int:
+    """How long wrk is given for a pass (``PASS_LUA``): its thread stops once its views are
+    answered, but wrk itself runs this long (so a pass's rate is not measured, only its
+    processor time and Redis commands); long enough at 800 views a second."""
+    return 2 + (count * passes) // 800
+
+
+def commands(client: Any) -> dict[str, int]:
+    """How many of each command Redis has run since it started (``INFO commandstats``)."""
+    stats = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(figures["calls"]) for name, figures in stats.items()}
+
+
+def spent(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The commands run between two readings of :func:`commands` (the ``INFO`` asking
+    for the second reading not counted)."""
+    ran = {name: calls - before.get(name, 0) for name, calls in after.items()}
+    ran["info"] = ran.get("info", 0) - 1
+    return {name: calls for name, calls in ran.items() if calls > 0}
+
+
+def per_request(ran: dict[str, int], requests: int) -> str:
+    """The commands a request cost, the most run first (those under 0.01 a request left out):
+    ``evalsha`` is a script (a commit or a load), ``hmget`` a view's read of a match; the
+    commands a script runs are counted too (``hset``, ``xadd``...)."""
+    each = max(requests, 1)
+    ranked = sorted(ran.items(), key=lambda item: -item[1])
+    shown = [f"{name} {calls / each:.2f}" for name, calls in ranked if calls / each >= 0.01]
+    return ", ".join(shown) or "none"
 
 
 def scripts_run(client: Any) -> int:
@@ -584,9 +704,17 @@ class Measure:
     def warm_up(self) -> None:
         self.run("warm-up", "", "/readyz", seconds=2)
 
-    def run(self, name: str, script: str, path: str, *, seconds: int | None = None) -> Run:
+    def run(
+        self,
+        name: str,
+        script: str,
+        path: str,
+        *,
+        seconds: int | None = None,
+        done: str = DONE_LUA,
+    ) -> Run:
         lua = self.folder / f"{abs(hash(name))}.lua"
-        lua.write_text(script + DONE_LUA)
+        lua.write_text(script + done)
         command = [
             self.wrk, f"-t{self.threads}", f"-c{CONNECTIONS}", f"-d{seconds or self.seconds}s",
             "--timeout", "5s", "-s", str(lua), f"http://127.0.0.1:{self.port}{path}",
@@ -612,6 +740,7 @@ class Measure:
             figures["non_2xx"],
             figures["socket_errors"],
             cpu,
+            figures.get("fillers", 0),
         )
 
 
@@ -694,6 +823,40 @@ def report(
             errors = f"{run.non_2xx} non-2xx answers, {run.socket_errors} socket errors"
             print(f"note: {run.name}: {errors}")
     return any(ok is False for *_, ok in rows) or failed
+
+
+def print_commands(rounds: list[dict[str, Run]], asked: dict[str, list[dict[str, int]]]) -> None:
+    """The Redis commands a request of each load cost (over every round together)."""
+    print(
+        "Redis commands per request, over every round (evalsha: a script, a commit or a load;"
+        " hmget: a view's read; the commands the scripts ran are counted too):"
+    )
+    for name, readings in asked.items():
+        ran: dict[str, int] = {}
+        for reading in readings:
+            for command, calls in reading.items():
+                ran[command] = ran.get(command, 0) + calls
+        print(f"  {short_name(name)}: {per_request(ran, sum(r[name].requests for r in rounds))}")
+
+
+def print_first_passes(
+    rounds: list[dict[str, Run]], first: dict[int, tuple[Run, dict[str, int]]]
+) -> None:
+    """The first pass over each count's live matches (measured before the rounds), against
+    the baseline's median over the rounds."""
+    baseline_us = median(r[BASELINE].cpu_us("workers") for r in rounds)
+    print()
+    print(
+        "first pass over the live matches (each viewed once, no worker having read it:"
+        " read from Redis and decoded), against the rounds' /readyz's worker time:"
+    )
+    for count, (run, ran) in first.items():
+        print(
+            f"  {count} matches ({run.requests} views answered): worker time"
+            f" {run.cpu_us('workers'):.0f} us a view x{run.cpu_us('workers') / baseline_us:.2f},"
+            f" Redis commands a view {per_request(ran, run.requests)}; {run.fillers} /readyz"
+            " asked for after the last view was sent are in the worker time"
+        )
 
 
 def print_durable_costs(
