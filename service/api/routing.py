@@ -17,6 +17,19 @@ draw on the same few), so under load nearly every request is answered from memor
 ids a client chooses, so the memory must not grow with them). A remembered answer skips the
 rule's converters too, which is right for the app's (strings, and ``int``), whose values depend
 on the path alone; a converter that looked anything else up would need the router every time.
+
+The answers are also remembered by the path's *shape*: a path whose rule takes a whole
+segment right after a static start (``/v1/matches/<match_id>/draft``: the start
+``/v1/matches/``), with the default converter (any non-empty text without a slash), is
+remembered as that start, any segment and the rest of the path, so a path of another match
+with the same rest is answered from memory with its own segment as the value. With only the
+paths themselves remembered, a worker serving 4,096 live matches (a view and a draft path
+each, and more as the matches are played) filled the memory of 8,192 over and over, so most
+requests went to the router, and its cycles made the young collections that stalled every
+request of the worker again (docs/PERFORMANCE.md, "Eighteenth session"). A start is only
+used this way when every rule of the map that could match a path beginning with it takes
+that segment with the default converter: no static rule and no other converter there (such
+as ``/v1/matches/stats``, or an ``int`` converter), and no rule with a variable before it.
 """
 
 from __future__ import annotations
@@ -27,7 +40,7 @@ from typing import Any
 
 from flask import Flask
 from werkzeug.exceptions import NotFound
-from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule
+from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule, UnicodeConverter
 
 __all__ = ["REMEMBERED", "RememberedRoutes", "RoutedOnce"]
 
@@ -35,6 +48,9 @@ REMEMBERED = 8192
 """The most answers a worker keeps (each a rule and a path's values: a few hundred bytes)."""
 
 _Key = tuple[str, str, str, bool]
+_Shape = tuple[
+    str, str, str, str, bool
+]  # domain, static start, rest of the path, method, websocket
 
 
 class RememberedRoutes(Map):
@@ -45,6 +61,10 @@ class RememberedRoutes(Map):
         kwargs.setdefault("merge_slashes", False)
         super().__init__(*args, **kwargs)
         self.answers: dict[_Key, tuple[Rule, dict[str, Any]]] = {}
+        # by shape: the rule, the values, the name the segment is the value of
+        self.shapes: dict[_Shape, tuple[Rule, dict[str, Any], str]] = {}
+        self.starts: tuple[str, ...] = ()  # the static starts shapes are remembered under
+        self._start_safe: dict[str, bool] = {}
         self._forgetting = threading.Lock()
 
     def bind_to_environ(
@@ -66,11 +86,78 @@ class RememberedRoutes(Map):
         )
 
     def remember(self, key: _Key, rule: Rule, values: Mapping[str, Any]) -> None:
-        """Keep the router's answer for ``key``; forget them all first when full."""
+        """Keep the router's answer for ``key``, and by its shape when it has one; forget
+        them all first when full."""
         if len(self.answers) >= REMEMBERED:
             with self._forgetting:
                 self.answers.clear()
         self.answers[key] = (rule, dict(values))
+        domain, path, method, websocket = key
+        shaped = self._shape_of(path, rule, values)
+        if shaped is None:
+            return
+        start, rest, name = shaped
+        if len(self.shapes) >= REMEMBERED:
+            with self._forgetting:
+                self.shapes.clear()
+        self.shapes[(domain, start, rest, method, websocket)] = (rule, dict(values), name)
+        if start not in self.starts:
+            self.starts += (start,)
+
+    def recall(
+        self, domain: str, path: str, method: str, websocket: bool
+    ) -> tuple[Rule, dict[str, Any]] | None:
+        """The router's answer for a path of a shape it answered before (see the module),
+        with the path's own segment as the value; ``None`` when there is none."""
+        for start in self.starts:
+            if path.startswith(start):
+                segment, slash, rest = path[len(start) :].partition("/")
+                known = self.shapes.get((domain, start, slash + rest, method, websocket))
+                if known is None or not segment:
+                    continue
+                rule, values, name = known
+                values = dict(values)
+                values[name] = segment
+                return rule, values
+        return None
+
+    def _shape_of(
+        self, path: str, rule: Rule, values: Mapping[str, Any]
+    ) -> tuple[str, str, str] | None:
+        """The static start, the rest of the path and the variable's name, when ``path``
+        matched ``rule`` by a whole segment after a start that only such rules begin with."""
+        text = rule.rule
+        at = text.find("<")
+        if at <= 0 or text[at - 1] != "/":
+            return None
+        name = text[at + 1 : text.find(">", at)]
+        start = text[:at]
+        if not name.isidentifier() or not path.startswith(start):
+            return None
+        segment, slash, rest = path[len(start) :].partition("/")
+        if not segment or values.get(name) != segment or not self._safe(start):
+            return None
+        return start, slash + rest, name
+
+    def _safe(self, start: str) -> bool:
+        """Whether every rule that could match a path beginning with ``start`` takes the
+        segment after it with the default converter (see the module)."""
+        known = self._start_safe.get(start)
+        if known is not None:
+            return known
+        safe = self.converters["default"] is UnicodeConverter and not self.host_matching
+        for other in self.iter_rules():
+            text = other.rule
+            at = text.find("<")
+            static = text if at < 0 else text[:at]
+            if at >= 0 and len(static) < len(start) and start.startswith(static):
+                safe = False  # a variable before the start: it may match such paths too
+            elif static.startswith(start) and (
+                at != len(start) or not text[at + 1 : text.find(">", at)].isidentifier()
+            ):
+                safe = False  # a static rule or another converter at the segment
+        self._start_safe[start] = safe
+        return safe
 
 
 class _Remembering(MapAdapter):
@@ -115,11 +202,16 @@ class _Remembering(MapAdapter):
             domain = self.subdomain
         key = (domain, self.path_info, self.default_method, self.websocket)
         known = self.map.answers.get(key)
-        if known is None:
-            rule, values = super().match(return_rule=True)
-            self.map.remember(key, rule, values)
-        else:
+        values: Mapping[str, Any]
+        if known is not None:
             rule, values = known[0], dict(known[1])
+        else:
+            recalled = self.map.recall(*key)
+            if recalled is None:
+                rule, values = super().match(return_rule=True)
+                self.map.remember(key, rule, values)
+            else:
+                rule, values = recalled
         return (rule if return_rule else rule.endpoint), values
 
 
