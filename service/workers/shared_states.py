@@ -16,6 +16,10 @@ already holds its match, else in the one of the two written longer ago: with one
 a match whose bucket another match had taken since (one match in nine, at 256 matches a worker)
 was not found, and its move was computed twice (1.04-1.05 commit scripts per draft).
 
+A state larger than a slot's room is kept compressed (zlib, the fastest level; a flag in its
+length says so), and decompressed by the reader that takes it; one still too large is not
+shared.
+
 A slot is written under a sequence number (odd while it is being written) and carries a CRC of
 its state, so a reader never takes a state that was half written: it reads nothing instead.
 What a reader takes is only a copy to compute on: the commit script still checks the version,
@@ -36,13 +40,16 @@ from service.workers.rows import WorkerRows
 __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
 
 # Slots per row: two for each of SLOTS // 2 buckets. A stored state is about 0.75-1.5 KB (a
-# finished 4-player game about 950 bytes), so a row of 8 MiB holds 4,096 of up to 1,984 bytes
-# (a larger one, such as a long match of many games, is not shared: a move on a copy another
-# worker made old is refused once and committed again). With 2,048 slots of 4 KiB, a worker
-# over 4,096 live matches found the other's last commit of most of them overwritten: 1.3-1.8
-# commit scripts a draft against 1.0 over 256 (docs/PERFORMANCE.md, "Seventeenth session").
-SLOTS = 4096
-SLOT_BYTES = 2048
+# new match 760-900 bytes, a finished 4-player game about 950), so a row of 8 MiB holds 8,192
+# of up to 956 bytes, and a larger one compressed (a new match's state to about 450 bytes, in
+# 10 us; read back in 3.5 us). One that does not fit even so, such as a long match of many games,
+# is not shared: a move on a copy another worker made old is refused once and committed again.
+# With 2,048 slots of 4 KiB, a worker over 4,096 live matches found the other's last commit of
+# most of them overwritten: 1.3-1.8 commit scripts a draft against 1.0 over 256; with 4,096 of
+# 2 KiB, 1.1-1.3, a commit in 10-27% of the drafts refused (docs/PERFORMANCE.md, "Seventeenth
+# session" and "Eighteenth session").
+SLOTS = 8192
+SLOT_BYTES = 1024
 # sequence, version, state length, state CRC, match id (UTF-8, zero-padded), when it was
 # written (the row's count of writes: the older of a bucket's two slots is written next)
 _HEADER = struct.Struct("<QqII32sQ")
@@ -51,6 +58,8 @@ _STAMP_AT = _HEADER.size - _STAMP.size
 _SEQUENCE = struct.Struct("<Q")
 HEADER_BYTES = _HEADER.size  # a slot's state starts here
 _LARGEST = SLOT_BYTES - HEADER_BYTES
+_COMPRESSED = 1 << 31  # in the length: the state is kept compressed (zlib)
+_LENGTH = _COMPRESSED - 1
 
 
 class StateTable(WorkerRows):
@@ -66,13 +75,18 @@ class StateTable(WorkerRows):
 
     def put(self, match_id: str, version: int, state: bytes) -> bool:
         """Publish ``state``, the stored JSON of ``match_id`` at ``version``, in this worker's
-        row; ``False`` (nothing written) when this process has no row or the state is larger
-        than a slot holds."""
-        if self.row is None or len(state) > _LARGEST:
+        row (compressed when it is larger than a slot holds); ``False`` (nothing written) when
+        this process has no row or the state does not fit a slot even compressed."""
+        if self.row is None:
             return False
         name = match_id.encode("utf-8")
         if len(name) > 32:
             return False
+        flags = 0
+        if len(state) > _LARGEST:
+            state, flags = zlib.compress(state, 1), _COMPRESSED
+            if len(state) > _LARGEST:
+                return False
         with self._writing:
             at = self._slot_to_write(self.row, match_id, name)
             self._written += 1
@@ -83,7 +97,7 @@ class StateTable(WorkerRows):
                 at,
                 sequence + 1,
                 version,
-                len(state),
+                len(state) | flags,
                 zlib.crc32(state),
                 name,
                 self._written,
@@ -109,6 +123,7 @@ class StateTable(WorkerRows):
                 continue
             if best is not None and version <= best[0]:
                 continue
+            compressed, length = length & _COMPRESSED, length & _LENGTH
             if length > _LARGEST:
                 continue
             start = at + HEADER_BYTES
@@ -116,7 +131,7 @@ class StateTable(WorkerRows):
             (after,) = _SEQUENCE.unpack_from(self._memory, at)
             if after != sequence or zlib.crc32(state) != crc:
                 continue  # written meanwhile
-            best = (version, state)
+            best = (version, zlib.decompress(state) if compressed else state)
         return best
 
     def _slot_to_write(self, row: int, match_id: str, name: bytes) -> int:
