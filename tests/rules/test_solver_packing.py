@@ -156,3 +156,13 @@ def test_the_plain_filter_keeps_what_the_rule_keeps_over_several_blocks(seed: in
     kept = undominated_plain(layer, run_states)
     assert kept == plainly(run_states, order, layer)
     assert len(kept) > 2 * BLOCK_BITS
+
+
+def test_a_run_state_s_dominated_set_is_its_weaker_states() -> None:
+    run_states = RunStates()
+    for state in STATES:
+        run_states.id_of(state)
+    assert len(run_states.dominated) == len(run_states.states) > len(STATES)
+    for state_id, weak_ids in enumerate(run_states.weaker):
+        assert run_states.dominated[state_id] == set(weak_ids)
+        assert state_id in weak_ids  # a state dominates itself

@@ -315,7 +315,7 @@ class OptionCache:
                                         Step(used, slot_reals, continuing, move)
                                     )
                                     best[slot] = (new_id, extra, joker_count, value, step)
-            lists.append(_strongest(best.values(), run_states.weaker, spare_jokers=essential))
+            lists.append(_strongest(best.values(), run_states.dominated, spare_jokers=essential))
         found = self.templates[key] = tuple(lists)
         return found
 
@@ -364,7 +364,7 @@ def _newer_half(table: dict[K, V]) -> dict[K, V]:
 
 
 def _strongest(
-    found: Iterable[Template], weaker: list[tuple[int, ...]], *, spare_jokers: bool
+    found: Iterable[Template], dominated: list[set[int]], *, spare_jokers: bool
 ) -> tuple[Template, ...]:
     """Drop the options another beats, and sort the rest by the jokers they lay.
 
@@ -382,7 +382,7 @@ def _strongest(
                 and other[1] >= option[1]
                 and other[3] >= option[3]
                 and (other[2] <= option[2] if spare_jokers else other[2] == option[2])
-                and weak_id in weaker[other[0]]
+                and weak_id in dominated[other[0]]
             ):
                 break
         else:

@@ -130,6 +130,9 @@ class RunStates:
         self.strengths: list[int] = [0]
         self.closable: list[bool] = [True]  # by id: is_closable
         self.weaker: list[tuple[int, ...]] = [(0,)]  # by id: the ids of the states it dominates
+        # the same as sets, for asking whether one state dominates another (options._strongest:
+        # `in` on a tuple compares its items one by one)
+        self.dominated: list[set[int]] = [{0}]
         self._lock = threading.RLock()
 
     def id_of(self, state: RunState) -> int:
@@ -155,10 +158,12 @@ class RunStates:
             self.strengths.append(strength(state))
             self.closable.append(is_closable(state))
             self.weaker.append(())
+            self.dominated.append(set())
             weak_ids = [
                 found if weak == state else self._intern(weak) for weak in weaker_states(state)
             ]
             self.weaker[found] = tuple(sorted(weak_ids))
+            self.dominated[found] = set(weak_ids)
             self.ids[state] = found
         return found
 
