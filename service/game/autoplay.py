@@ -74,6 +74,12 @@ def advance(
     says a move was just applied (then a stalemate is looked for even when nothing
     else happens here). Returns no events when nothing was owed.
     """
+    if match.status is not Status.PLAYING or (
+        (not moved or match.pool)  # no stalemate to look for
+        and not match.players[match.current_seat].bot
+        and (match.turn_deadline is None or match.turn_deadline > now)
+    ):  # what the loop's first pass finds, without it: every move and draft asks, twice
+        return made_transition(match, (), ())
     transition = made_transition(match, (), ())
     for _ in range(MAX_BOT_TURNS):
         if moved:
