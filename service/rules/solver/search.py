@@ -487,7 +487,9 @@ class _Search:
                                 if new_score < room[jd]:
                                     continue
                                 new_key: object = kabc + kd
-                                if new_score > new.get(new_key, -1):
+                                # one lookup where the key is new (most of them), not two
+                                held = new.setdefault(new_key, new_score)
+                                if new_score > held:
                                     new[new_key] = new_score
         return cast("dict[int, int]", new)
 
