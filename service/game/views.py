@@ -16,9 +16,10 @@ from typing import Any
 
 from service.game.clocks import time_left
 from service.game.codec import result_to_dict, rules_to_dict
-from service.game.state import Match, Status, table_codes
+from service.game.memo import PerObject
+from service.game.state import Match, Player, Status, table_codes
 from service.game.turns import require_seat
-from service.rules import codes_of
+from service.rules import Tile, codes_of
 
 __all__ = ["owner_view", "private_view", "public_view", "summary"]
 
@@ -42,19 +43,7 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
         "table": table_codes(match.table),
         "draft": None if match.draft is None else table_codes(match.draft),
         "pool_count": len(match.pool),
-        "players": [
-            {
-                "seat": seat,
-                "name": player.name,
-                "bot": player.bot,
-                "rack_count": len(player.rack),
-                "melded": player.melded,
-                "score": player.score,
-                "games_won": player.games_won,
-                "left": player.left,
-            }
-            for seat, player in enumerate(match.players)
-        ],
+        "players": [dict(shown) for shown in _players_shown(match.players)],  # the caller's own
         "game_number": match.game_number,
         "games_total": match.games_total,
         "rounds": match.rules.rounds,
@@ -78,7 +67,33 @@ def private_view(match: Match, seat: int, *, now: float) -> dict[str, Any]:
     Raises :class:`UnknownSeat` for a seat the match does not have.
     """
     require_seat(match, seat)
-    return {**public_view(match, now=now), "seat": seat, "rack": codes_of(match.players[seat].rack)}
+    rack = list(_rack_codes(match.players[seat].rack))
+    return {**public_view(match, now=now), "seat": seat, "rack": rack}
+
+
+def _players_shown_of(players: tuple[Player, ...]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {
+            "seat": seat,
+            "name": player.name,
+            "bot": player.bot,
+            "rack_count": len(player.rack),
+            "melded": player.melded,
+            "score": player.score,
+            "games_won": player.games_won,
+            "left": player.left,
+        }
+        for seat, player in enumerate(players)
+    )
+
+
+# A draft leaves the players and the racks alone (the same objects in the next version), and
+# its answer shows them: what is shown of them is worked out once per object and handed out
+# as copies (a view's players 9,000 instructions for two, copied 4,000; a rack's codes 4,500).
+_players_shown = PerObject(_players_shown_of, 4096)
+_rack_codes: PerObject[tuple[Tile, ...], tuple[str, ...]] = PerObject(
+    lambda rack: tuple(codes_of(rack)), 4096
+)
 
 
 def owner_view(match: Match, *, now: float) -> dict[str, Any]:

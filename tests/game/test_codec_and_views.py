@@ -20,6 +20,7 @@ from service.game import (
     event_to_dict,
     from_dict,
     new_match,
+    owner_view,
     play,
     private_view,
     public_view,
@@ -204,3 +205,19 @@ def test_a_stored_form_changed_by_its_caller_changes_no_later_one() -> None:
     changed["p"] = []
     assert through_json(to_dict(match)) == first
     assert from_dict(through_json(to_dict(match))) == match
+
+
+def test_a_view_changed_by_its_caller_changes_no_later_one() -> None:
+    match = set_up(["R10 R11 R12 K1", "K2 K3"], pool="O4 B9")
+    drafted = save_draft(match, 0, [list(match.players[0].rack[:2])], now=NOW).match
+    assert drafted.players is match.players  # the same players in the next version
+    first = private_view(match, 0, now=LATER)
+    first["players"][0]["name"] = "changed"
+    first["rack"].append("O4")
+    owned = owner_view(match, now=LATER)  # adds each player's ref to its own view
+    assert all("ref" in shown for shown in owned["players"])
+    later = private_view(drafted, 0, now=LATER)
+    assert later["players"][0]["name"] == "Ann" and later["rack"] == ["R10", "R11", "R12", "K1"]
+    assert all("ref" not in shown for shown in later["players"])
+    assert public_view(match, now=LATER)["players"] == later["players"]
+
