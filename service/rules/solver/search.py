@@ -425,7 +425,7 @@ class _Search:
         """
         jokers = self.jokers
         # keyed by objects, not ints: compiled, an int key is boxed (a new object above 2**30)
-        # at each use, and a key held as an object once serves both the get and the set
+        # at each use, and a key held as an object once serves both the setdefault and the set
         new: dict[object, int] = {}
         options0, options1, options2, options3 = options
         rooms = [
