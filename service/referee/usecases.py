@@ -373,11 +373,17 @@ class Referee:
     # -- load, act, commit ------------------------------------------------------------
 
     def _act(self, match_id: str, token: str | None, guards: Guards, action: Action) -> Moved:
-        """Load (the worker's cached copy first), act, commit; see :mod:`service.referee`."""
+        """Load (the worker's cached copy first), act, commit; see :mod:`service.referee`.
+        A match the worker holds no copy of is read as a view reads it (a tracked read, no
+        script): the commit checks the version and the clock, and a refusal judged on it is
+        judged again on a fresh load, as on a cached copy."""
+        first = self.store.cached(match_id)
+        if first is None:
+            first = self._load(match_id, reading=True)
         return retrying(
             partial(self._load, match_id),
             partial(self._move, match_id, token, guards, action),
-            first=self.store.cached(match_id),
+            first=first,
             take_answer=True,
         )
 

@@ -129,6 +129,28 @@ def test_a_move_on_a_copy_pushed_out_of_the_decoded_ones_is_one_round_trip(
     assert moved.version == referee.view(match_id, ann)[0].version
 
 
+def test_a_move_on_a_match_the_worker_holds_no_copy_of_reads_it_with_no_script(
+    referee: Referee, settings: Settings, redis_client: redis.Redis
+) -> None:
+    """A match dealt and moved by another worker: this one reads it as a view does (one
+    ``HMGET``, not the load script) and commits it with its clock estimate checked."""
+    referee.store.now()  # the worker has read the shared clock (as after its first request)
+    other = another_worker(settings)
+    match_id, (ann, bo) = set_up(other)
+    other.save_draft(match_id, ann, DRAFT)
+    before = commands(redis_client)
+    moved = referee.draw(match_id, ann)
+    sent = sent_since(redis_client, before)
+    assert sent.pop("info", 0) <= 2  # the statistics read before, the replicas asked once
+    assert sent.pop("hmget") == 1  # the read
+    assert sent.pop("evalsha") == 1  # the commit script, and no load script before it
+    assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
+    assert moved.drawn == ("R13",)
+    assert other.view(match_id, bo)[0].version == moved.version
+    with pytest.raises(NotYourTurn):  # judged on such a read, then again on a fresh load
+        another_worker(settings).draw(match_id, ann)
+
+
 def test_a_view_of_the_workers_current_copy_is_one_read_and_no_script(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
