@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from librt.vecs import vec
 
 from service.rules.solver.packing import (
     ALL_STATES,
@@ -19,6 +20,7 @@ from service.rules.solver.packing import (
     MASK_3,
     STATE_MASK,
     RunStates,
+    _Block,
     all_closable,
     colour_bits,
     colour_id,
@@ -166,3 +168,14 @@ def test_a_run_state_s_dominated_set_is_its_weaker_states() -> None:
     for state_id, weak_ids in enumerate(run_states.weaker):
         assert run_states.dominated[state_id] == set(weak_ids)
         assert state_id in weak_ids  # a state dominates itself
+
+
+def test_a_filter_s_masks_are_machine_integers_held_in_place() -> None:
+    # Compiled, a vec[i64]'s item is read and set in place as a machine integer; a list held
+    # each mask as a boxed integer, and setting one made a new object (about 30 a kept state).
+    block = _Block(12, 5)
+    for masks in (block.masks0, block.masks1, block.masks2, block.masks3, block.by_jokers):
+        assert isinstance(masks, vec)
+        masks[-1] = (1 << BLOCK_BITS) - 1  # a block's bits all fit
+        assert masks[-1] == (1 << BLOCK_BITS) - 1
+    assert block.beats(11, 11, 11, 11, 4) and not block.beats(11, 11, 0, 11, 4)

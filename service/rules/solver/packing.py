@@ -29,6 +29,9 @@ import threading
 from operator import itemgetter
 from typing import Final
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.runs import RunState, is_closable, strength, weaker_states
 from service.rules.tiles import JOKER_PENALTY
@@ -107,10 +110,10 @@ MELD_ORDER: Final = MELD_MASK + 1
 UNREACHABLE: Final = -(1 << 60)  # below any score
 SMALL_LAYER: Final = 16  # a layer this small costs more to filter than it saves
 HAND_OVER_EVERY: Final = 256  # states a filter looks at between two let_others_run()
-# kept states a filter marks in one block of masks: machine integers, compiled (see _Marks),
-# and below 2**30, one digit of CPython's, so that storing a mask in its list and reading it
-# back take the quick paths (blocks of 60 bits, half as many to check, cost 3% more in all)
-BLOCK_BITS: Final = 30
+# kept states a filter marks in one block of masks: machine integers (i64) held in place in
+# packed arrays (see _Block), so a block can take 62 of them (with masks in lists, boxed, the
+# blocks took 30: below 2**30 a mask was one digit of CPython's, on the quick paths)
+BLOCK_BITS: Final = 62
 BLOCK_FULL: Final = 1 << BLOCK_BITS
 
 
@@ -335,16 +338,22 @@ def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int,
 class _Block:
     """Up to ``BLOCK_BITS`` kept states of a filter, one bit each: for each colour and run
     state, the kept states whose run state there is at least as strong; for each count of
-    jokers, the kept states that placed no more."""
+    jokers, the kept states that placed no more.
+
+    The masks are packed arrays of machine integers (``vec[i64]``, librt.vecs: mypyc's own):
+    compiled, a mask is read and set in place as a machine integer, where a list held each
+    as a boxed integer, and setting one made a new object and freed the old one (about 30
+    masks set a kept state).
+    """
 
     def __init__(self, states: int, jokers: int) -> None:
-        self.masks0: list[int] = [0] * states
-        self.masks1: list[int] = [0] * states
-        self.masks2: list[int] = [0] * states
-        self.masks3: list[int] = [0] * states
-        self.by_jokers: list[int] = [0] * jokers
+        self.masks0: vec[i64] = vec[i64]([0] * states)
+        self.masks1: vec[i64] = vec[i64]([0] * states)
+        self.masks2: vec[i64] = vec[i64]([0] * states)
+        self.masks3: vec[i64] = vec[i64]([0] * states)
+        self.by_jokers: vec[i64] = vec[i64]([0] * jokers)
 
-    def beats(self, id0: int, id1: int, id2: int, id3: int, jokers: int) -> bool:
+    def beats(self, id0: i64, id1: i64, id2: i64, id3: i64, jokers: i64) -> bool:
         """Whether a state of this block beats the state of these run states and jokers."""
         return bool(
             self.masks0[id0]
@@ -361,12 +370,12 @@ class _Marks:
     def __init__(self, run_states: RunStates, jokers: int) -> None:
         self.weaker = run_states.weaker
         self.states = len(run_states.states)
-        self.jokers = jokers
+        self.jokers: i64 = jokers
         self.full: list[_Block] = []
         self.block = _Block(self.states, jokers)
-        self.bit = 1
+        self.bit: i64 = 1
 
-    def keep(self, key: int, jokers: int) -> bool:
+    def keep(self, key: i64, jokers: i64) -> bool:
         """Mark the state ``key`` (which placed ``jokers``) kept and return True, unless a
         state kept before beats it."""
         id0 = ((key >> LOW_0) & HALF_MASK) | ((key >> HIGH_0) & HIGH_HALF)  # colour_id
@@ -401,8 +410,8 @@ class _Marks:
             self.block = _Block(self.states, self.jokers)
             self.bit = 1
         block, bit, weaker = self.block, self.bit, self.weaker
-        # `masks[weak] = masks[weak] | bit`, not `|=`: compiled, `|=` on a list's item is a
-        # generic call, the other a machine operation on the two integers
+        # `masks[weak] = masks[weak] | bit`, not `|=`: compiled, `|=` on a list's item was a
+        # generic call (kept so: the same machine operation on a vec's item)
         masks = block.masks0
         for weak in weaker[id0]:
             masks[weak] = masks[weak] | bit
