@@ -5,13 +5,16 @@ script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 (see :mod:`service.store.listing`), the seat's receipts (the state key when there is none),
 then the listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a
 new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none:
-the Idempotency-Key, a newline, the receipt sealed by :func:`service.store.archive.seal`),
-6 the receipts' TTL, 7 the match's TTL (0: none), 8 the next deadline ('' for none), 9 the match id,
-10 the clock the change was computed at, moved on by the time the worker held it before sending
-(``CLOCK_ARG``; '' not to check), 11 how far off that clock may be,
-12 the number of events, then (version, event JSON) pairs, then the listing item ('' for an
-anonymous match), when the match expires ('' never) and each index key's score, then the
-app's notifications (:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Answers:
+the receipts' TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
+:func:`service.store.archive.seal`), 6 the match's TTL (0: none), 7 the next deadline ('' for
+none), 8 the match id, 9 the clock the change was computed at, moved on by the time the worker
+held it before sending (``CLOCK_ARG``; '' not to check; how far off it may be,
+:data:`CLOCK_TOLERANCE`, is written in the script), 10 the number of events, then (version,
+event JSON) pairs, then the listing item ('' for an anonymous match), when the match expires
+('' never) and each index key's score, then the app's notifications
+(:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Every argument costs Redis
+about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about as
+many to pack: constants are written in the script. Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
 - ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
@@ -49,8 +52,7 @@ __all__ = [
 ]
 
 CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
-CLOCK_ARG = 9  # where ARGV holds that clock (0-based): the store moves it on as it sends
-_TOLERANCE = jsoncodec.number(CLOCK_TOLERANCE)  # written once, not on every commit
+CLOCK_ARG = 8  # where ARGV holds that clock (0-based): the store moves it on as it sends
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
 # in the seat's hash, and keep the hash ``ttl`` seconds from now.
@@ -65,10 +67,14 @@ COMMIT = (
     INDEX_MATCH_LUA
     + NOTIFY_LUA
     + KEEP_RECEIPT_LUA
+    + f"\nlocal CLOCK_TOLERANCE = {jsoncodec.number(CLOCK_TOLERANCE)}\n"
     + """
-local receipt_key
+local receipt_key, receipt_ttl, receipt_at
 if ARGV[5] ~= '' then
-  receipt_key = string.sub(ARGV[5], 1, string.find(ARGV[5], '\\n', 1, true) - 1)
+  local cut = string.find(ARGV[5], '\\n', 1, true)
+  receipt_ttl = string.sub(ARGV[5], 1, cut - 1)
+  receipt_at = string.find(ARGV[5], '\\n', cut + 1, true)
+  receipt_key = string.sub(ARGV[5], cut + 1, receipt_at - 1)
   local kept = redis.call('HGET', KEYS[7], receipt_key)
   if kept then return {'replay', kept} end
 end
@@ -88,39 +94,37 @@ if (before == '' and current) or (before ~= '' and current ~= before) then
   local t = redis.call('TIME')
   return {'conflict', current, redis.call('HGET', KEYS[1], 's'), t[1], t[2]}
 end
-if ARGV[10] ~= '' then
+if ARGV[9] ~= '' then  -- strings read as numbers by the arithmetic: once each (tonumber: twice)
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-  if math.abs(now - tonumber(ARGV[10])) > tonumber(ARGV[11]) then
+  if math.abs(t[1] - ARGV[9] + t[2] / 1000000) > CLOCK_TOLERANCE then
     return {'clock', t[1], t[2]}
   end
 end
-if ARGV[8] == '' then
-  redis.call('ZREM', KEYS[3], ARGV[9])
+if ARGV[7] == '' then
+  redis.call('ZREM', KEYS[3], ARGV[8])
 else
-  redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9])
+  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[8])
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
-local events = tonumber(ARGV[12])
+local events = ARGV[10] + 0
 for i = 0, events - 1 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[13 + 2 * i], 'e', ARGV[14 + 2 * i], 'c', ARGV[4])
+  redis.call('XADD', KEYS[2], '0-' .. ARGV[11 + 2 * i], 'e', ARGV[12 + 2 * i], 'c', ARGV[4])
 end
 if ARGV[5] ~= '' then
-  keep_receipt(KEYS[7], receipt_key, ARGV[2], string.sub(ARGV[5], #receipt_key + 2), ARGV[6])
+  keep_receipt(KEYS[7], receipt_key, ARGV[2], string.sub(ARGV[5], receipt_at + 1), receipt_ttl)
 end
-local ttl = tonumber(ARGV[7])
-if ttl > 0 then
-  redis.call('EXPIRE', KEYS[1], ttl)
-  redis.call('EXPIRE', KEYS[2], ttl)
+if ARGV[6] ~= '0' then  -- the TTL as sent: a Lua number would be formatted again (%.17g)
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
 end
-local at = 13 + 2 * events
+local at = 11 + 2 * events
 local index_keys, scores = {}, {}
 for i = 8, #KEYS do
   index_keys[#index_keys + 1] = KEYS[i]
   scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
 end
-index_match(ARGV[9], KEYS[4], KEYS[5], KEYS[6], ARGV[at], ARGV[at + 1], index_keys, scores)
-notify(ARGV[9], at + 2 + #index_keys)
+index_match(ARGV[8], KEYS[4], KEYS[5], KEYS[6], ARGV[at], ARGV[at + 1], index_keys, scores)
+notify(ARGV[8], at + 2 + #index_keys)
 return {'ok'}
 """
 )
@@ -166,7 +170,9 @@ def commit_argv(
         kept = change.receipt[2]
         first = {"f": kept.fingerprint, "v": kept.version, "d": list(kept.drawn), "view": kept.view}
         guard = "g:" if change.guarded else "u:"
-        receipt = change.receipt[1] + "\n" + guard + archive.seal(jsoncodec.dumps(first))
+        kept_for = str(min(receipts_ttl, ttl) if ttl else receipts_ttl)
+        sealed = archive.seal(jsoncodec.dumps(first))
+        receipt = kept_for + "\n" + change.receipt[1] + "\n" + guard + sealed
     deadline = _next_due(match)
     argv: list[Any] = [
         "" if change.before is None else str(change.before),
@@ -174,12 +180,10 @@ def commit_argv(
         jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
         change.commit_id,
         receipt,
-        str(min(receipts_ttl, ttl) if ttl else receipts_ttl),
         str(ttl),
         "" if deadline is None else jsoncodec.number(deadline),
         match.id,
         jsoncodec.number(change.now) if change.check_clock else "",
-        _TOLERANCE,
         str(len(change.events)),
     ]
     for event in change.events:

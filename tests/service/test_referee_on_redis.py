@@ -111,6 +111,51 @@ def test_a_move_on_the_workers_current_copy_is_one_round_trip(
     assert set(sent) <= INSIDE_THE_COMMIT_SCRIPT, sent
 
 
+def test_a_draft_on_an_anonymous_match_runs_only_the_commands_it_writes_with(
+    referee: Referee, redis_client: redis.Redis
+) -> None:
+    """The commit script of a draft on a match no app owns, with no time limit: the version
+    read, the clock checked, the (absent) deadline dropped, the state, the event, the two TTLs
+    and the expiry written; the listings it was never in are not looked at (each call from a
+    script costs Redis about 7,000 instructions)."""
+    match_id, (ann, _) = set_up(referee)
+    referee.view(match_id, ann)  # the worker's copy: the commit checks its clock
+    before = commands(redis_client)
+    referee.save_draft(match_id, ann, DRAFT)
+    sent = sent_since(redis_client, before)
+    sent.pop("info", 0)
+    assert sent == {
+        "evalsha": 1, "hget": 1, "time": 1, "zrem": 1, "hset": 1, "xadd": 1, "expire": 2,
+        "zadd": 1,
+    }  # fmt: skip
+    keys = Keys(match_id)
+    assert 0 < redis_client.ttl(keys.state) <= referee.store.idle_ttl
+    assert 0 < redis_client.ttl(keys.events) <= referee.store.idle_ttl
+
+
+def test_a_kept_receipt_lives_the_receipts_ttl_or_the_matchs_when_shorter(
+    settings: Settings, redis_client: redis.Redis
+) -> None:
+    store = MatchStore.open(settings)
+    store.idempotency_ttl, store.idle_ttl = 500, 100_000
+    referee = Referee(store)
+    match_id, (ann, bo) = set_up(referee)
+    drew = referee.draw(match_id, ann, guards=Guards(idempotency=Idempotency("k-1", "draw")))
+    held = Keys(match_id).receipts(0)
+    assert 400 < redis_client.ttl(held) <= 500
+    kept = store.receipt(match_id, 0, "k-1")  # "<version>:<g|u>:<sealed>" in the hash
+    assert kept is not None and (kept.version, kept.drawn) == (drew.version, drew.drawn)
+    assert redis_client.hget(held, "k-1").startswith(f"{drew.version}:u:")
+    store.idle_ttl = 300
+    bo_draft = (parse_tiles(["B7", "B8", "B9"]),)
+    drafted = referee.save_draft(
+        match_id, bo, bo_draft, guards=Guards(idempotency=Idempotency("k-2", "d"))
+    )
+    held = Keys(match_id).receipts(1)
+    assert 200 < redis_client.ttl(held) <= 300
+    assert redis_client.hget(held, "k-2").startswith(f"{drafted.version}:u:")
+
+
 def test_a_move_on_a_copy_pushed_out_of_the_decoded_ones_is_one_round_trip(
     settings: Settings, redis_client: redis.Redis
 ) -> None:
