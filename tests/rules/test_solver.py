@@ -450,6 +450,23 @@ def test_a_budget_that_runs_out_mid_search_gives_up() -> None:
     assert solve(before, hand, melded=True, time_budget=1e-5).status is SolveStatus.GAVE_UP
 
 
+def test_every_entry_holds_its_options_packed_as_the_spare_loop_reads_them() -> None:
+    # The spare loop (_Search._advance_spare) reads a colour's options from packed arrays of
+    # machine integers (each option's key bits, then its value, in the options' order), not
+    # from the options' tuples: every entry the searches filled holds both, alike.
+    for seed in range(4):
+        before, hand = _crowded_position(seed)
+        solve(before, hand, melded=True)  # a joker at hand: essential searches, the spare loop
+    checked = 0
+    for colour_options in list(CACHE.colours.values()):
+        for lists, _needs, _tops, packed in list(colour_options.entries.values()):
+            assert len(packed) == len(lists)
+            for options, found in zip(lists, packed, strict=True):
+                assert list(found) == [field for option in options for field in option[:2]]
+                checked += len(options)
+    assert checked > 1000
+
+
 def test_the_cache_stays_within_its_bounds() -> None:
     cache = OptionCache(options_limit=30, kits_limit=10, entries_limit=12, choices_limit=5)
     for seed in range(6):

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Final, TypeVar, cast
+from typing import Final, TypeAlias, TypeVar, cast
+
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from service.rules.solver.groups import ForcedGroup, GroupChoice, group_choices
 from service.rules.solver.packing import (
@@ -142,9 +145,12 @@ Option = tuple[int, ...]
 # placed, jokers used, meld value added, step number)
 Template = tuple[int, int, int, int, int]
 # A colour's options from one run state, by the real tiles it sends to groups; the
-# fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; and
-# for each count the most an option gains, its jokers' weight taken off (see _tops)
-Entry = tuple[tuple[tuple[Option, ...], ...], int, tuple[int, ...]]
+# fewest jokers each count needs (see NEED_BITS), shifted to the colour's place; for each
+# count the most an option gains, its jokers' weight taken off (see _tops); and the same
+# options packed (see _packed). Packed is a string: compiled, vec[i64] would be built at run
+# time as vec[int], which vec refuses.
+Packed: TypeAlias = "tuple[vec[i64], ...]"
+Entry = tuple[tuple[tuple[Option, ...], ...], int, tuple[int, ...], Packed]
 # A group choice, numbered: (index, real tiles of each colour, jokers)
 Choice = tuple[int, int, int, int, int, int]
 
@@ -448,7 +454,8 @@ class ColourOptions:
             if found:  # sorted by jokers: the first needs the fewest
                 fewest = min(found[0][2], NONE - 1)
                 needs ^= (NONE ^ fewest) << NEED_BITS * reals
-        entry = (lists, needs << COLOUR_NEEDS * colour, _tops(lists, joker_weight))
+        tops = _tops(lists, joker_weight)
+        entry = (lists, needs << COLOUR_NEEDS * colour, tops, _packed(lists))
         self.entries[bits] = entry
         self.cache.entry_count += 1
         return entry
@@ -470,6 +477,24 @@ def _tops(lists: tuple[tuple[Option, ...], ...], joker_weight: int) -> tuple[int
                 top = gain
         tops.append(top)
     return tuple(tops)
+
+
+def _packed(lists: tuple[tuple[Option, ...], ...]) -> Packed:
+    """Each list of options as one packed array of machine integers: each option's key bits
+    then its value, in the list's order.
+
+    The spare loop (``_Search._advance_spare``) reads these: compiled, an item of a ``vec[i64]``
+    is a machine integer read in place, where an option's fields, read from its tuple, are
+    each a reference to count and a boxed integer to unpack.
+    """
+    packed: list[vec[i64]] = []
+    for options in lists:
+        found = vec[i64](capacity=2 * len(options))
+        for option in options:
+            found = append(found, option[0])
+            found = append(found, option[1])
+        packed.append(found)
+    return tuple(packed)
 
 
 class Choices:

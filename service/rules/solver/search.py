@@ -33,6 +33,9 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, cast
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from service.rules.solver.groups import GroupChoice
 from service.rules.solver.interpreted import let_others_run
 from service.rules.solver.options import (
@@ -423,72 +426,85 @@ class _Search:
         options have laid ``j`` of them; an option's key bits count its jokers, so the
         keys add up.
         """
-        jokers = self.jokers
+        jokers: i64 = self.jokers
         # keyed by objects, not ints: compiled, an int key is boxed (a new object above 2**30)
         # at each use, and a key held as an object once serves both the setdefault and the set
         new: dict[object, int] = {}
         options0, options1, options2, options3 = options
-        rooms = [
-            tuple(needs[left - laid] for laid in range(left + 1)) for left in range(jokers + 1)
+        rooms: list[vec[i64]] = [
+            vec[i64]([needs[left - laid] for laid in range(left + 1)]) for left in range(jokers + 1)
         ]
-        for key, score in self._states_of(layer):
-            placed_jokers = key & JOKER_MASK
-            score &= NO_STRENGTH
+        # the options read packed (options._packed: key bits, then value, for each), every
+        # sum a machine integer (i64: a score, a need or a top, or four tops at UNREACHABLE,
+        # -2**62 at most, fits)
+        for key, value in self._states_of(layer):
+            placed_jokers: i64 = key & JOKER_MASK
+            score: i64 = value & NO_STRENGTH
             e0 = options0.entry(key & MASK_0)
             e1 = options1.entry((key >> HALF_BITS) & MASK_0)
             e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
             e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
-            by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            by0, by1, by2, by3 = e0[3], e1[3], e2[3], e3[3]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
             left_over = jokers - placed_jokers
             allowed = table.allowed(e0[1] | e1[1] | e2[1] | e3[1] | left_over << LEFT_SHIFT)
             for _index, r0, r1, r2, r3, group_jokers in allowed:
-                t1, t2, t3 = top1[r1], top2[r2], top3[r3]
-                t23 = t2 + t3
-                left = left_over - group_jokers
+                t1: i64 = top1[r1]
+                t3: i64 = top3[r3]
+                t23: i64 = top2[r2] + t3
+                left: i64 = left_over - group_jokers
                 room = rooms[left]
                 if score + top0[r0] + t1 + t23 < room[0]:  # the least any option can need
                     continue
-                second, third, fourth = by1[r1], by2[r2], by3[r3]
-                base = placed_jokers + group_jokers
-                for a in by0[r0]:
-                    ka = a[0]
+                first, second, third, fourth = by0[r0], by1[r1], by2[r2], by3[r3]
+                size0, size1, size2, size3 = len(first), len(second), len(third), len(fourth)
+                base: i64 = placed_jokers + group_jokers
+                i0: i64 = 0
+                while i0 < size0:
+                    ka = first[i0]
                     ja = ka & JOKER_MASK  # an option's key bits count its jokers
                     if ja > left:
                         break
-                    sa = score + a[1]
+                    sa = score + first[i0 + 1]
+                    i0 += 2
                     if sa + t1 + t23 < room[ja]:
                         continue
                     ka += base
-                    for b in second:
-                        kb = b[0]
+                    i1: i64 = 0
+                    while i1 < size1:
+                        kb = second[i1]
                         jb = ja + (kb & JOKER_MASK)
                         if jb > left:
                             break
-                        sab = sa + b[1]
+                        sab = sa + second[i1 + 1]
+                        i1 += 2
                         if sab + t23 < room[jb]:
                             continue
                         kab = ka + kb
-                        for c in third:
-                            kc = c[0]
+                        i2: i64 = 0
+                        while i2 < size2:
+                            kc = third[i2]
                             jc = jb + (kc & JOKER_MASK)
                             if jc > left:
                                 break
-                            sabc = sab + c[1]
+                            sabc = sab + third[i2 + 1]
+                            i2 += 2
                             if sabc + t3 < room[jc]:
                                 continue
                             kabc = kab + kc
-                            for d in fourth:
-                                kd = d[0]
+                            i3: i64 = 0
+                            while i3 < size3:
+                                kd = fourth[i3]
                                 jd = jc + (kd & JOKER_MASK)
                                 if jd > left:
                                     break
-                                new_score = sabc + d[1]
+                                new_score = sabc + fourth[i3 + 1]
+                                i3 += 2
                                 if new_score < room[jd]:
                                     continue
                                 new_key: object = kabc + kd
                                 # one lookup where the key is new (most of them), not two
-                                held = new.setdefault(new_key, new_score)
+                                held: i64 = new.setdefault(new_key, new_score)
                                 if new_score > held:
                                     new[new_key] = new_score
         return cast("dict[int, int]", new)
