@@ -32,6 +32,7 @@ from service.workers.gunicorn import (  # the standard library only: safe before
     timeout,
     worker_class,
     worker_connections,
+    worker_exit,
     workers,
 )
 
@@ -59,5 +60,6 @@ __all__ = [
     "timeout",
     "worker_class",
     "worker_connections",
+    "worker_exit",
     "workers",
 ]

@@ -95,6 +95,7 @@ __all__ = [
     "timeout",
     "worker_class",
     "worker_connections",
+    "worker_exit",
     "workers",
 ]
 
@@ -227,6 +228,9 @@ def post_worker_init(worker: Any) -> None:
         if "gevent" in worker_class:
             global _yield
             _yield = gevent.sleep
+            from service import observability
+
+            observability.tally_moves()  # its moves counted in bulk: flushed by worker_exit
     from service.workers.threads import shutting_down  # imported after gevent patched threading
 
     graceful = signal.getsignal(signal.SIGTERM)
@@ -256,6 +260,14 @@ def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
     """
     if _yield is not None:
         _yield(NEXT_LOOP)
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """In the worker as it exits: the moves it counted in bulk go to the Prometheus counter
+    (``service.observability``), so that none is lost with it."""
+    from service import observability
+
+    observability.flush_moves()
 
 
 def child_exit(server: Any, worker: Any) -> None:

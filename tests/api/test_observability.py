@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
+from collections.abc import Iterator
 
+import gevent
 import pytest
+from prometheus_client import REGISTRY
 
+from service import observability
 from tests.api.matchclient import setup
 
 
@@ -37,6 +42,38 @@ def test_moves_and_refusals_are_counted_by_kind_and_reason(client) -> None:
     assert ann.draw().status_code == 200
     assert metric(client, "referee_moves_applied_total", kind="drew") == drew + 1
     assert metric(client, "referee_refusals_total", reason="joker_out_of_range") == refused + 1
+
+
+@pytest.fixture
+def tallied() -> Iterator[None]:
+    """Moves counted in bulk, as a gevent worker counts them (gunicorn's post_worker_init)."""
+    observability.tally_moves()
+    yield
+    observability.tally_moves(False)
+
+
+def counted(kind: str) -> float:
+    """The moves counter of ``kind`` as this process holds it (no /metrics read: no flush)."""
+    return REGISTRY.get_sample_value("referee_moves_applied_total", {"kind": kind}) or 0.0
+
+
+def test_a_gevent_worker_counts_moves_in_bulk_and_every_one_reaches_the_counter(
+    client, tallied
+) -> None:
+    _, (ann, bo) = setup(client, ["R12 R13", "K1 K2"], pool="O1 O2 O3")
+    drew = counted("drew")
+    assert ann.draw().status_code == 200
+    assert counted("drew") == drew  # held by the worker, not yet added to the counter
+    assert metric(client, "referee_moves_applied_total", kind="drew") == drew + 1  # its /metrics
+    assert bo.draw().status_code == 200
+    deadline = time.monotonic() + 10 * observability.FLUSH_SECONDS
+    while counted("drew") == drew + 1:  # the worker's loop adds it within FLUSH_SECONDS
+        assert time.monotonic() < deadline, "the moves counted in bulk were never added"
+        gevent.sleep(0.01)
+    assert counted("drew") == drew + 2
+    assert ann.draw().status_code == 200
+    observability.tally_moves(False)  # as a worker that exits (gunicorn's worker_exit)
+    assert counted("drew") == drew + 3
 
 
 def test_request_latency_is_a_histogram_by_route(client) -> None:
