@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from operator import itemgetter
-from typing import Final
+from typing import Final, cast
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -293,7 +293,12 @@ def undominated_spare(
     three slowest stress positions (cold): 15% fewer instructions here, 3.8% in all.
     """
     marks = _Marks(run_states, max_jokers + 1)
-    kept: dict[int, int] = {}
+    # the layer's keys and values handled as the objects it holds (typed as objects: compiled,
+    # an int read from a dict or a list is unboxed, then boxed anew wherever it is stored or
+    # looked up, a new integer each above 256, which a dict then compares by value)
+    states = cast("dict[object, int]", layer)
+    values = cast("dict[object, object]", layer)
+    kept: dict[object, object] = {}
     # best value (score, then strength) first, fewest jokers first among equals: a
     # state's betters come first (keys alone, not (key, value) pairs: a pair is one more
     # object for the collector). The states are put in order of the jokers they placed (a
@@ -304,35 +309,37 @@ def undominated_spare(
     # the sort by value (the order the kept states come in, and so which of equally good
     # plays a search finds first, may differ).
     if max_jokers:
-        by_jokers: list[list[int]] = [[] for _ in range(max_jokers + 1)]
-        for key in layer:
-            by_jokers[key & JOKER_MASK].append(key)
+        by_jokers: list[list[object]] = [[] for _ in range(max_jokers + 1)]
+        for key in states:
+            by_jokers[cast(int, key) & JOKER_MASK].append(key)
         ordered = by_jokers[0]
         for more in by_jokers[1:]:
             ordered.extend(more)
     else:
-        ordered = list(layer)
-    ordered.sort(key=layer.__getitem__, reverse=True)
+        ordered = list(states)
+    ordered.sort(key=states.__getitem__, reverse=True)
     for count, key in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
             let_others_run()  # compiled, the filter would hold the interpreter's lock
-        if marks.keep(key, key & JOKER_MASK):
-            kept[key] = layer[key]
-    return kept
+        state = cast(int, key)
+        if marks.keep(state, state & JOKER_MASK):
+            kept[key] = values[key]
+    return cast("dict[int, int]", kept)
 
 
 def undominated_plain(layer: dict[int, int], run_states: RunStates) -> dict[int, int]:
     """:func:`undominated` for states that differ only in their runs (no joker, no meld);
     in blocks, as :func:`undominated_spare`."""
     marks = _Marks(run_states, 1)
-    kept: dict[int, int] = {}
-    ordered = sorted(layer.items(), key=_value_of, reverse=True)
+    kept: dict[object, object] = {}  # keys and values as the objects the layer holds: see above
+    items = cast("dict[object, object]", layer).items()
+    ordered = sorted(items, key=_value_of, reverse=True)
     for count, (key, value) in enumerate(ordered):
         if count % HAND_OVER_EVERY == HAND_OVER_EVERY - 1:
             let_others_run()  # compiled, the filter would hold the interpreter's lock
-        if marks.keep(key, 0):
+        if marks.keep(cast(int, key), 0):
             kept[key] = value
-    return kept
+    return cast("dict[int, int]", kept)
 
 
 class _Block:
