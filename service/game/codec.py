@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from service.game.errors import MatchDecodeError
-from service.game.memo import PerObject
+from service.game.memo import per_object
 from service.game.state import (
     Dealt,
     Ending,
@@ -160,7 +160,7 @@ def _joined_codes(tiles: tuple[Tile, ...]) -> str:
     return " ".join([tile.code for tile in tiles])
 
 
-_joined = PerObject(_joined_codes, 4096)
+_joined = per_object(_joined_codes, 4096)
 """The codes of a tuple of tiles joined by spaces."""
 
 
@@ -183,7 +183,7 @@ def _stored_options_of(rules: Rules) -> dict[str, Any]:
     }
 
 
-_stored_options = PerObject(_stored_options_of, 1024)
+_stored_options = per_object(_stored_options_of, 1024)
 """The options of ``rules`` format 2 stores (handed out as copies)."""
 
 
@@ -199,9 +199,9 @@ def _table_row_of(table: Table) -> tuple[str, ...]:
     return tuple(" ".join(codes_of(tiles)) for tiles in table)
 
 
-_player_rows = PerObject(_player_rows_of, 4096)
-_result_rows = PerObject(_result_rows_of, 4096)
-_table_row = PerObject(_table_row_of, 4096)
+_player_rows = per_object(_player_rows_of, 4096)
+_result_rows = per_object(_result_rows_of, 4096)
+_table_row = per_object(_table_row_of, 4096)
 
 
 def _stored_rules(options: Mapping[str, Any]) -> Rules:
@@ -330,7 +330,7 @@ def _deal_rows_of(deals: tuple[Dealt | None, ...]) -> tuple[str, ...]:
     return tuple(map(_deal_row_of, deals))
 
 
-_deal_rows = PerObject(_deal_rows_of, 4096)
+_deal_rows = per_object(_deal_rows_of, 4096)
 
 
 @lru_cache(maxsize=1024)
@@ -430,10 +430,10 @@ def _rules_items_of(rules: Rules) -> tuple[tuple[str, Any], ...]:
 # Every stored state and view holds the rules: worked out once per options (lru_cache) and
 # found by the object itself first (a match's rules are one object from decoding on, and
 # hashing a Rules hashes every option).
-_rules_items = PerObject(_rules_items_of, 1024)
+_rules_items = per_object(_rules_items_of, 1024)
 # Every view shows them (a copy of the dict worked out once per object: 24,500 instructions
 # a view for the comprehension, against 6,000).
-_rules_dict = PerObject(_rules_dict_of, 1024)
+_rules_dict = per_object(_rules_dict_of, 1024)
 
 
 def rules_from_dict(data: Mapping[str, Any]) -> Rules:

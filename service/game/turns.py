@@ -27,7 +27,7 @@ from service.game.errors import (
     UnknownSeat,
     WrongPhase,
 )
-from service.game.memo import PerObject
+from service.game.memo import per_object
 from service.game.state import (
     CanPlay,
     Ending,
@@ -135,8 +135,8 @@ def pass_turn(
 # A player shares drafts again and again in one turn, on the same rack and table: their tiles
 # are counted once per object (a rack of 14: 23,000 instructions a draft; a table of 60 tiles
 # about 60,000), as for the stored form (service.game.codec).
-_rack_tiles: PerObject[tuple[Tile, ...], Counter[Tile]] = PerObject(Counter, 4096)
-_table_tiles: PerObject[tuple[tuple[Tile, ...], ...], Counter[Tile]] = PerObject(tiles_of, 4096)
+_rack_tiles: Callable[[tuple[Tile, ...]], Counter[Tile]] = per_object(Counter, 4096)
+_table_tiles: Callable[[tuple[tuple[Tile, ...], ...]], Counter[Tile]] = per_object(tiles_of, 4096)
 
 
 def save_draft(

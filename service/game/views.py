@@ -12,11 +12,12 @@ per-turn match's players carry none of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from service.game.clocks import time_left
 from service.game.codec import result_to_dict, rules_to_dict
-from service.game.memo import PerObject
+from service.game.memo import per_object
 from service.game.state import Match, Player, Status, table_codes
 from service.game.turns import require_seat
 from service.rules import Tile, codes_of
@@ -90,8 +91,8 @@ def _players_shown_of(players: tuple[Player, ...]) -> tuple[dict[str, Any], ...]
 # A draft leaves the players and the racks alone (the same objects in the next version), and
 # its answer shows them: what is shown of them is worked out once per object and handed out
 # as copies (a view's players 9,000 instructions for two, copied 4,000; a rack's codes 4,500).
-_players_shown = PerObject(_players_shown_of, 4096)
-_rack_codes: PerObject[tuple[Tile, ...], tuple[str, ...]] = PerObject(
+_players_shown = per_object(_players_shown_of, 4096)
+_rack_codes: Callable[[tuple[Tile, ...]], tuple[str, ...]] = per_object(
     lambda rack: tuple(codes_of(rack)), 4096
 )
 
