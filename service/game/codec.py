@@ -104,7 +104,7 @@ def to_dict(match: Match) -> dict[str, Any]:
         "p": _player_rows(match.players),
         "pool": _joined(match.pool),
         "tb": _table_row(match.table),
-        "st": match.status.value,
+        "st": match.status._value_,  # as .value, which is a Python-level property (1,400)
         "cs": match.current_seat,
         "ts": match.turn_started,
         "g": match.game_number,
@@ -385,7 +385,7 @@ def to_dict_format_1(match: Match) -> dict[str, Any]:
 def event_to_dict(event: Event) -> dict[str, Any]:
     """Return ``event`` as a JSON-ready dict (also the form clients see in the event log)."""
     return {
-        "type": event.type.value,
+        "type": event.type._value_,  # as .value (a Python-level property: 1,400 instructions)
         "version": event.version,
         "at": event.at,
         "seat": event.seat,
