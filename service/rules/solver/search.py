@@ -369,45 +369,61 @@ class _Search:
         table: Choices,
         need: int,
     ) -> dict[int, int]:
-        """The loop of :meth:`advance` with no joker to lay and no meld to count."""
-        new: dict[int, int] = {}
+        """The loop of :meth:`advance` with no joker to lay and no meld to count: as
+        :meth:`_advance_spare`, the options read packed and the sums machine integers (a
+        colour's key bits are its own: they add up as they combine)."""
+        least: i64 = need
+        new: dict[object, int] = {}  # keyed by objects: see _advance_spare
         options0, options1, options2, options3 = options
-        for key, score in self._states_of(layer):
+        for key, value in self._states_of(layer):
             e0 = options0.entry(key & MASK_0)
             e1 = options1.entry((key >> HALF_BITS) & MASK_0)
             e2 = options2.entry((key >> 2 * HALF_BITS) & MASK_0)
             e3 = options3.entry((key >> 3 * HALF_BITS) & MASK_0)
-            by0, by1, by2, by3 = e0[0], e1[0], e2[0], e3[0]
+            by0, by1, by2, by3 = e0[3], e1[3], e2[3], e3[3]
             top0, top1, top2, top3 = e0[2], e1[2], e2[2], e3[2]
-            score &= NO_STRENGTH
+            score: i64 = value & NO_STRENGTH
             for _index, r0, r1, r2, r3, _ in table.allowed(e0[1] | e1[1] | e2[1] | e3[1]):
-                t1, t2, t3 = top1[r1], top2[r2], top3[r3]
-                t23 = t2 + t3
-                if score + top0[r0] + t1 + t23 < need:
+                t1: i64 = top1[r1]
+                t3: i64 = top3[r3]
+                t23: i64 = top2[r2] + t3
+                if score + top0[r0] + t1 + t23 < least:
                     continue
-                second, third, fourth = by1[r1], by2[r2], by3[r3]
-                for a in by0[r0]:
-                    sa = score + a[1]
-                    if sa + t1 + t23 < need:
+                first, second, third, fourth = by0[r0], by1[r1], by2[r2], by3[r3]
+                size0, size1, size2, size3 = len(first), len(second), len(third), len(fourth)
+                i0: i64 = 0
+                while i0 < size0:
+                    ka = first[i0]
+                    sa = score + first[i0 + 1]
+                    i0 += 2
+                    if sa + t1 + t23 < least:
                         continue
-                    for b in second:
-                        sab = sa + b[1]
-                        if sab + t23 < need:
+                    i1: i64 = 0
+                    while i1 < size1:
+                        kab = ka + second[i1]
+                        sab = sa + second[i1 + 1]
+                        i1 += 2
+                        if sab + t23 < least:
                             continue
-                        ab = a[0] | b[0]
-                        for c in third:
-                            sabc = sab + c[1]
-                            if sabc + t3 < need:
+                        i2: i64 = 0
+                        while i2 < size2:
+                            kabc = kab + third[i2]
+                            sabc = sab + third[i2 + 1]
+                            i2 += 2
+                            if sabc + t3 < least:
                                 continue
-                            abc = ab | c[0]
-                            for d in fourth:
-                                new_score = sabc + d[1]
-                                if new_score < need:
+                            i3: i64 = 0
+                            while i3 < size3:
+                                new_score = sabc + fourth[i3 + 1]
+                                if new_score < least:
+                                    i3 += 2
                                     continue
-                                new_key = abc | d[0]
-                                if new_score > new.get(new_key, -1):
+                                new_key: object = kabc + fourth[i3]
+                                i3 += 2
+                                held: i64 = new.setdefault(new_key, new_score)
+                                if new_score > held:
                                     new[new_key] = new_score
-        return new
+        return cast("dict[int, int]", new)
 
     def _advance_spare(
         self,
