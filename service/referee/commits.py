@@ -75,6 +75,7 @@ def change_of(
         receipt=receipt,
         guarded=guarded,
         read_at=loaded.read_at,
+        previous=loaded.match,
     )
 
 

@@ -3,18 +3,19 @@ script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 
 ``COMMIT`` KEYS: state, events, deadlines, the shard's listing ``ix``, ``sum`` and ``expiry``
 (see :mod:`service.store.listing`), the seat's receipts (the state key when there is none),
-then the listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a
-new match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none:
-the receipts' TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
+then the listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a new
+match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none: the
+receipts' TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
 :func:`service.store.archive.seal`), 6 the match's TTL (0: none), 7 the next deadline ('' for
-none), 8 the match id, 9 the clock the change was computed at, moved on by the time the worker
-held it before sending (``CLOCK_ARG``; '' not to check; how far off it may be,
-:data:`CLOCK_TOLERANCE`, is written in the script), 10 the number of events, then (version,
-event JSON) pairs, then the listing item ('' for an anonymous match), when the match expires
-('' never) and each index key's score, then the app's notifications
-(:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Every argument costs Redis
-about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about as
-many to pack: constants are written in the script. Answers:
+none; '=' the one the version it replaces had, which that version's commit indexed), 8 the
+match id, 9 the clock the change was computed at, moved on by the time the worker held it
+before sending (``CLOCK_ARG``; '' not to check; how far off it may be, :data:`CLOCK_TOLERANCE`,
+is written in the script), 10 the number of events, then (version, event JSON) pairs, then the
+listing item ('' for an anonymous match), when the match expires ('' never) and each index
+key's score, then the app's notifications (:data:`service.store.outbox.NOTIFY_LUA`, written in
+the same step). Every argument costs Redis about 1,300 instructions (parsed, then made a Lua
+string in ``ARGV``) and the worker about as many to pack: constants are written in the script.
+Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
 - ``{'replay', receipt}`` the Idempotency-Key already has a receipt: nothing written;
@@ -102,7 +103,7 @@ if ARGV[9] ~= '' then  -- strings read as numbers by the arithmetic: once each (
 end
 if ARGV[7] == '' then
   redis.call('ZREM', KEYS[3], ARGV[8])
-else
+elseif ARGV[7] ~= '=' then
   redis.call('ZADD', KEYS[3], ARGV[7], ARGV[8])
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
@@ -174,6 +175,10 @@ def commit_argv(
         sealed = archive.seal(jsoncodec.dumps(first))
         receipt = kept_for + "\n" + change.receipt[1] + "\n" + guard + sealed
     deadline = _next_due(match)
+    if change.previous is not None and _next_due(change.previous) == deadline:
+        due = "="  # as the commit of the version it replaces indexed it: nothing to write
+    else:
+        due = "" if deadline is None else jsoncodec.number(deadline)
     argv: list[Any] = [
         "" if change.before is None else str(change.before),
         str(match.version),
@@ -181,7 +186,7 @@ def commit_argv(
         change.commit_id,
         receipt,
         str(ttl),
-        "" if deadline is None else jsoncodec.number(deadline),
+        due,
         match.id,
         jsoncodec.number(change.now) if change.check_clock else "",
         str(len(change.events)),

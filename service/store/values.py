@@ -70,7 +70,9 @@ class Change:
     request that named the version it was computed on (``If-Match``) when ``guarded``.
     ``check_clock``: ``now`` is the worker's estimate, made at ``read_at`` on its monotonic
     clock (0: not known); the commit sends it moved on by the time since, and Redis refuses
-    it when that is off its own clock by more than the tolerance."""
+    it when that is off its own clock by more than the tolerance. ``previous``: the match the
+    change was computed on (version ``before``), when known: a next deadline the same as its
+    own is not written again (the commit that stored ``previous`` indexed it)."""
 
     before: int | None
     match: Match
@@ -82,6 +84,7 @@ class Change:
     guarded: bool = False
     commit_id: str = field(default_factory=_commit_ids)
     read_at: float = 0.0
+    previous: Match | None = None  # the match as stored at ``before``, when the caller holds it
 
 
 loaded_copy: Callable[[Match, tuple[str, ...], float, bool, float], Loaded] = maker(Loaded)
@@ -101,11 +104,22 @@ def change(
     receipt: tuple[int, str, Receipt] | None = None,
     guarded: bool = False,
     read_at: float = 0.0,
+    previous: Match | None = None,
 ) -> Change:
     """``Change(...)`` made faster (``service.game.frozen``: 13,000 instructions a commit's
     change through the dataclass, 4,000 this way), with a new commit id."""
     return _made_change(
-        before, match, seats, events, now, check_clock, receipt, guarded, _commit_ids(), read_at
+        before,
+        match,
+        seats,
+        events,
+        now,
+        check_clock,
+        receipt,
+        guarded,
+        _commit_ids(),
+        read_at,
+        previous,
     )
 
 

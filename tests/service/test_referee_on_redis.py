@@ -115,9 +115,9 @@ def test_a_draft_on_an_anonymous_match_runs_only_the_commands_it_writes_with(
     referee: Referee, redis_client: redis.Redis
 ) -> None:
     """The commit script of a draft on a match no app owns, with no time limit: the version
-    read, the clock checked, the (absent) deadline dropped, the state, the event, the two TTLs
-    and the expiry written; the listings it was never in are not looked at (each call from a
-    script costs Redis about 7,000 instructions)."""
+    read, the clock checked, the state, the event, the two TTLs and the expiry written; the
+    listings it was never in are not looked at, nor the deadline index (no deadline before or
+    after): each call from a script costs Redis about 7,000 instructions."""
     match_id, (ann, _) = set_up(referee)
     referee.view(match_id, ann)  # the worker's copy: the commit checks its clock
     before = commands(redis_client)
@@ -125,12 +125,30 @@ def test_a_draft_on_an_anonymous_match_runs_only_the_commands_it_writes_with(
     sent = sent_since(redis_client, before)
     sent.pop("info", 0)
     assert sent == {
-        "evalsha": 1, "hget": 1, "time": 1, "zrem": 1, "hset": 1, "xadd": 1, "expire": 2,
-        "zadd": 1,
+        "evalsha": 1, "hget": 1, "time": 1, "hset": 1, "xadd": 1, "expire": 2, "zadd": 1,
     }  # fmt: skip
     keys = Keys(match_id)
     assert 0 < redis_client.ttl(keys.state) <= referee.store.idle_ttl
     assert 0 < redis_client.ttl(keys.events) <= referee.store.idle_ttl
+
+
+def test_a_deadline_the_version_before_had_is_not_written_again_and_a_new_one_is(
+    referee: Referee, redis_client: redis.Redis
+) -> None:
+    match_id, (ann, bo) = set_up(referee, turn_seconds=60)
+    keys = Keys(match_id)
+    match, _, _ = referee.view(match_id, ann)
+    assert match.turn_deadline is not None
+    assert redis_client.zscore(keys.deadlines, match_id) == match.turn_deadline
+    before = commands(redis_client)
+    referee.save_draft(match_id, ann, DRAFT)  # a draft leaves the turn's deadline as it was
+    sent = sent_since(redis_client, before)
+    assert sent.get("zadd") == 1  # the expiry's, not the deadline's
+    assert redis_client.zscore(keys.deadlines, match_id) == match.turn_deadline
+    referee.draw(match_id, ann)  # Bo's turn: a new deadline, written
+    drawn, _, _ = referee.view(match_id, bo)
+    assert drawn.turn_deadline is not None and drawn.turn_deadline != match.turn_deadline
+    assert redis_client.zscore(keys.deadlines, match_id) == drawn.turn_deadline
 
 
 def test_a_kept_receipt_lives_the_receipts_ttl_or_the_matchs_when_shorter(
