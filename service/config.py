@@ -52,6 +52,7 @@ class Settings:
     max_streams_per_worker: int = 4000  # open streams and long-polls per worker process
     request_body_timeout: float = 10.0  # seconds a request's body has to arrive whole
     solver_freeze: bool = True  # workers and the sweeper freeze what the solver's searches leave
+    collector_freeze: bool = True  # workers freeze what each garbage collection leaves
 
     _ENV: ClassVar[dict[str, str]] = {
         "redis_url": "REDIS_URL",
@@ -86,6 +87,7 @@ class Settings:
         "max_streams_per_worker": "MAX_STREAMS_PER_WORKER",
         "request_body_timeout": "REQUEST_BODY_TIMEOUT",
         "solver_freeze": "SOLVER_FREEZE",
+        "collector_freeze": "COLLECTOR_FREEZE",
     }
 
     @classmethod

@@ -48,10 +48,13 @@ at scale" and "Worker model"):
 - After each answer the worker lets its other connections run once (``post_request``).
 - ``gc.freeze()`` once the app is built: the tens of thousands of objects that importing
   Flask, redis-py and the app creates are never garbage, so the collector stops scanning them
-  on every full collection. Young collections every 50,000 allocations (``GC_THRESHOLDS``)
-  and gevent's greenlet-tree tracking off: with thousands of open streams, full collections
-  over every stream's objects were the workers' longest pauses (docs/ARCHITECTURE.md "Many
-  streams: what the profile showed").
+  on every full collection. Then what each collection leaves is frozen as it ends, and the
+  worker runs a young collection itself every ``YOUNG_COLLECTION_EVERY`` answers
+  (``COLLECTOR_FREEZE``): the copies of matches and the other caches are walked once, in short
+  pauses, not again by every middle and full collection as they age. Young collections every
+  50,000 allocations (``GC_THRESHOLDS``) and gevent's greenlet-tree tracking off: with
+  thousands of open streams, full collections over every stream's objects were the workers'
+  longest pauses (docs/ARCHITECTURE.md "Many streams: what the profile showed").
 """
 
 from __future__ import annotations
@@ -206,6 +209,13 @@ def pre_fork(server: Any, worker: Any) -> None:
 
 
 _yield: Callable[[float], object] | None = None  # gevent.sleep in a gevent worker
+# Answers between two young collections the worker runs itself, what they leave frozen: each
+# walks what these answers left (a move's new copy of its match, about 30 objects), 1-7 ms at
+# 4,096 live matches under bench/api.py's loads, where the collections Python started itself
+# came rarely and walked up to 114,000 objects, 56-80 ms (service/rules/solver/collector.py).
+YOUNG_COLLECTION_EVERY = 256
+_collect_now: Callable[[], None] | None = None  # the collector's, with COLLECTOR_FREEZE
+_answers = 0  # answers since the last young collection the worker ran
 NEXT_LOOP = 1e-6  # seconds: a timer due at once, run after the loop's next look at the sockets
 
 
@@ -216,11 +226,18 @@ def post_worker_init(worker: Any) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     # What the solver's searches leave (its option cache) is frozen too, so that later
     # collections stop walking it (service/rules/solver/collector.py; SOLVER_FREEZE).
+    # And what every collection leaves (the copies of matches, the other caches): with a
+    # young collection every YOUNG_COLLECTION_EVERY answers (COLLECTOR_FREEZE).
     from service.config import Settings
-    from service.rules.solver.collector import freeze_after_searches
+    from service.rules.solver import collector
 
-    if Settings.from_env().solver_freeze:
-        freeze_after_searches()
+    settings = Settings.from_env()
+    if settings.solver_freeze:
+        collector.freeze_after_searches()
+    if settings.collector_freeze:
+        collector.freeze_after_collections()
+        global _collect_now
+        _collect_now = collector.collect_now
     if "gevent" in sys.modules:
         import gevent
 
@@ -257,7 +274,15 @@ def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
     ms, same throughput). A sleep of 0 would not do: it only queues the greenlet behind the
     callbacks already due, and the loop runs many of those before it looks at the sockets
     again (a request on another connection waited for 249 of 400 pipelined ones).
+
+    Every ``YOUNG_COLLECTION_EVERY`` answers, first a young collection (``COLLECTOR_FREEZE``).
     """
+    if _collect_now is not None:
+        global _answers
+        _answers += 1
+        if _answers >= YOUNG_COLLECTION_EVERY:
+            _answers = 0
+            _collect_now()
     if _yield is not None:
         _yield(NEXT_LOOP)
 

@@ -163,3 +163,122 @@ def test_something_frozen_that_dies_in_a_cycle_goes_at_the_next_full_collection(
         pass
     assert dead() is None  # unfrozen, collected in full, what lives frozen again
     assert gc.get_freeze_count() > 0
+
+
+@pytest.fixture
+def freezing_survivors() -> Iterator[None]:
+    """freeze_after_collections() for one test, then off and everything unfrozen again."""
+    collector.freeze_after_collections()
+    try:
+        yield
+    finally:
+        collector.freeze_after_collections(None)
+        gc.unfreeze()
+
+
+def test_what_a_collection_leaves_is_frozen_as_it_ends(freezing_survivors) -> None:
+    frozen = gc.get_freeze_count()
+    kept = [[n] for n in range(1000)]  # lives on, as a worker's copies of matches do
+    gc.collect(0)
+    assert gc.get_freeze_count() >= frozen + 1000
+    assert not gc.get_objects(generation=1)  # nothing left for the next collections to walk
+    assert kept[999] == [999]
+
+
+def test_the_collections_the_collector_starts_itself_freeze_too(freezing_survivors) -> None:
+    thresholds = gc.get_threshold()
+    gc.collect()
+    frozen = gc.get_freeze_count()
+    gc.set_threshold(100)
+    try:
+        kept = [[n] for n in range(1000)]  # young collections come while these are made
+    finally:
+        gc.set_threshold(*thresholds)
+    assert gc.get_freeze_count() >= frozen + 900
+    assert kept[0] == [0]
+
+
+def test_cyclic_garbage_is_collected_before_what_is_left_is_frozen(freezing_survivors) -> None:
+    import weakref
+
+    cycle = _Node()
+    gone = weakref.ref(cycle)
+    del cycle
+    gc.collect(0)
+    assert gone() is None
+
+
+def test_something_frozen_that_dies_in_a_cycle_goes_at_the_reclaim(freezing_survivors) -> None:
+    import weakref
+
+    held = [_Node()]
+    dead = weakref.ref(held[0])
+    gc.collect(0)  # the node is frozen
+    held.clear()  # now garbage in a cycle, but frozen: no collection sees it
+    gc.collect()
+    collector.collect_now()
+    assert dead() is not None  # the price, until the next reclaim
+    collector.freeze_after_collections(reclaim_every=0.0)
+    gc.collect(0)  # a collection ends: the reclaim is due
+    assert dead() is not None  # not in the collection's callback
+    collector.collect_now()
+    assert dead() is None  # unfrozen, collected in full, what lives frozen again
+    assert gc.get_freeze_count() > 0
+    assert not collector.reclaim_due
+
+
+def test_a_collection_at_a_quiet_point_frees_cyclic_garbage_and_freezes_the_rest(
+    freezing_survivors,
+) -> None:
+    import weakref
+
+    cycle = _Node()
+    gone = weakref.ref(cycle)
+    del cycle
+    frozen = gc.get_freeze_count()
+    kept = [[n] for n in range(1000)]
+    collector.collect_now()
+    assert gone() is None
+    assert gc.get_freeze_count() >= frozen + 1000
+    assert kept[0] == [0]
+
+
+def test_no_collection_at_a_quiet_point_while_a_search_holds_the_collector_off(
+    freezing_survivors,
+) -> None:
+    import weakref
+
+    with collector_paused():
+        cycle = _Node()
+        gone = weakref.ref(cycle)
+        del cycle
+        collector.collect_now()
+        assert gone() is not None  # a search's links are not walked
+    collector.collect_now()
+    assert gone() is None
+
+
+def test_no_reclaim_while_a_search_holds_the_collector_off(freezing_survivors) -> None:
+    import weakref
+
+    held = [_Node()]
+    dead = weakref.ref(held[0])
+    gc.collect(0)
+    held.clear()
+    collector.freeze_after_collections(reclaim_every=0.0)
+    gc.collect(0)
+    with collector_paused():
+        collector.collect_now()
+        assert dead() is not None
+    collector.collect_now()
+    assert dead() is None
+
+
+def test_collections_freeze_nothing_once_turned_off() -> None:
+    collector.freeze_after_collections()
+    collector.freeze_after_collections(None)
+    kept = [[n] for n in range(1000)]
+    frozen = gc.get_freeze_count()
+    gc.collect(0)
+    assert gc.get_freeze_count() == frozen
+    assert kept
