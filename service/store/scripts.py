@@ -1,20 +1,22 @@
 """The Lua scripts of the store (see :mod:`service.store.keys` for the keys), and the commit
 script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 
-``COMMIT`` KEYS: state, events, deadlines, the shard's listing ``ix``, ``sum`` and ``expiry``
-(see :mod:`service.store.listing`), the seat's receipts (the state key when there is none),
-then the listing index keys the match belongs in. ARGV: 1 the version it replaces ('' for a new
-match), 2 the new version, 3 the state JSON, 4 the commit id, 5 the receipt ('' for none: the
-receipts' TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
-:func:`service.store.archive.seal`), 6 the match's TTL (0: none), 7 the next deadline ('' for
-none; '=' the one the version it replaces had, which that version's commit indexed), 8 the
-match id, 9 the clock the change was computed at, moved on by the time the worker held it
-before sending (``CLOCK_ARG``; '' not to check; how far off it may be, :data:`CLOCK_TOLERANCE`,
-is written in the script), 10 the number of events, then (version, event JSON) pairs, then the
-listing item ('' for an anonymous match), when the match expires ('' never) and each index
-key's score, then the app's notifications (:data:`service.store.outbox.NOTIFY_LUA`, written in
-the same step). Every argument costs Redis about 1,300 instructions (parsed, then made a Lua
-string in ``ARGV``) and the worker about as many to pack: constants are written in the script.
+``COMMIT`` KEYS: state, events, deadlines, the shard's ``expiry`` (see
+:mod:`service.store.listing`), the seat's receipts (the state key when there is none), then,
+for a match an app owns (never for an anonymous one, whose listings are not touched), the
+shard's listing ``ix`` and ``sum`` and the listing index keys the match belongs in. ARGV: 1 the
+version it replaces ('' for a new match), 2 the new version, 3 the state JSON, 4 the commit id,
+5 the receipt ('' for none: the receipts' TTL, a newline, the Idempotency-Key, a newline, the
+receipt sealed by :func:`service.store.archive.seal`), 6 the match's TTL (0: none), 7 the next
+deadline ('' for none; '=' the one the version it replaces had, which that version's commit
+indexed), 8 the match id, 9 the clock the change was computed at, moved on by the time the
+worker held it before sending (``CLOCK_ARG``; '' not to check; how far off it may be,
+:data:`CLOCK_TOLERANCE`, is written in the script), 10 the number of events, then (version,
+event JSON) pairs, then the listing item ('' for an anonymous match), when the match expires
+('' never) and each index key's score, then the app's notifications
+(:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Every argument costs Redis
+about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about as
+many to pack: constants are written in the script.
 Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
@@ -76,7 +78,7 @@ if ARGV[5] ~= '' then
   receipt_ttl = string.sub(ARGV[5], 1, cut - 1)
   receipt_at = string.find(ARGV[5], '\\n', cut + 1, true)
   receipt_key = string.sub(ARGV[5], cut + 1, receipt_at - 1)
-  local kept = redis.call('HGET', KEYS[7], receipt_key)
+  local kept = redis.call('HGET', KEYS[5], receipt_key)
   if kept then return {'replay', kept} end
 end
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -112,7 +114,7 @@ for i = 0, events - 1 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[11 + 2 * i], 'e', ARGV[12 + 2 * i], 'c', ARGV[4])
 end
 if ARGV[5] ~= '' then
-  keep_receipt(KEYS[7], receipt_key, ARGV[2], string.sub(ARGV[5], receipt_at + 1), receipt_ttl)
+  keep_receipt(KEYS[5], receipt_key, ARGV[2], string.sub(ARGV[5], receipt_at + 1), receipt_ttl)
 end
 if ARGV[6] ~= '0' then  -- the TTL as sent: a Lua number would be formatted again (%.17g)
   redis.call('EXPIRE', KEYS[1], ARGV[6])
@@ -124,7 +126,7 @@ for i = 8, #KEYS do
   index_keys[#index_keys + 1] = KEYS[i]
   scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
 end
-index_match(ARGV[8], KEYS[4], KEYS[5], KEYS[6], ARGV[at], ARGV[at + 1], index_keys, scores)
+index_match(ARGV[8], KEYS[6], KEYS[7], KEYS[4], ARGV[at], ARGV[at + 1], index_keys, scores)
 notify(ARGV[8], at + 2 + #index_keys)
 return {'ok'}
 """
@@ -157,7 +159,10 @@ def commit_keys(change: Change, keys: Keys, listed: Indexed) -> list[str]:
     receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
     if change.receipt is not None:
         receipt = keys.receipts(change.receipt[0])
-    return [keys.state, keys.events, keys.deadlines, *keys.listing, receipt, *listed.keys]
+    ix, summary, expiry = keys.listing
+    if not listed.item:  # an anonymous match: no listing key is read or written (2 keys fewer)
+        return [keys.state, keys.events, keys.deadlines, expiry, receipt]
+    return [keys.state, keys.events, keys.deadlines, expiry, receipt, ix, summary, *listed.keys]
 
 
 def commit_argv(

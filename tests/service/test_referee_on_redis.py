@@ -29,6 +29,8 @@ from service.referee import (
 )
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
+from service.store.listing import indexed
+from service.store.scripts import commit_keys
 from service.store.topology import open_topology
 from service.sweeper import Sweeper
 from service.workers import shared_states
@@ -130,6 +132,25 @@ def test_a_draft_on_an_anonymous_match_runs_only_the_commands_it_writes_with(
     keys = Keys(match_id)
     assert 0 < redis_client.ttl(keys.state) <= referee.store.idle_ttl
     assert 0 < redis_client.ttl(keys.events) <= referee.store.idle_ttl
+
+
+def test_a_commit_names_the_listing_keys_only_for_a_match_an_app_owns(referee: Referee) -> None:
+    """Each key is an argument Redis makes a Lua string of (about 1,300 instructions): an
+    anonymous match's commit names none of the listings' keys, which its script never touches."""
+    match_id, _ = set_up(referee)
+    loaded = referee.store.load(match_id)
+    assert loaded is not None
+    keys = Keys(match_id)
+    ix, summary, expiry = keys.listing
+    anonymous = Change(None, loaded.match, loaded.seats, (), loaded.now)
+    listed = indexed(loaded.match, tag=keys.tag, updated_at=loaded.now, expires_at=None)
+    named = commit_keys(anonymous, keys, listed)
+    assert named == [keys.state, keys.events, keys.deadlines, expiry, keys.state]
+    owned = replace(loaded.match, owner="app-1")
+    listed = indexed(owned, tag=keys.tag, updated_at=loaded.now, expires_at=None)
+    named = commit_keys(Change(None, owned, loaded.seats, (), loaded.now), keys, listed)
+    assert named[:7] == [keys.state, keys.events, keys.deadlines, expiry, keys.state, ix, summary]
+    assert named[7:] == list(listed.keys) and listed.keys
 
 
 def test_a_deadline_the_version_before_had_is_not_written_again_and_a_new_one_is(
