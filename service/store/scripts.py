@@ -103,13 +103,23 @@ if ARGV[9] ~= '' then  -- strings read as numbers by the arithmetic: once each (
     return {'clock', t[1], t[2]}
   end
 end
+-- Every index first (the deadline, the listing, the expiry), then the match itself: Redis does
+-- not undo a script's writes when a later command fails (a command refused), so a move that
+-- fails here fails before anything of it is written.
 if ARGV[7] == '' then
   redis.call('ZREM', KEYS[3], ARGV[8])
 elseif ARGV[7] ~= '=' then
   redis.call('ZADD', KEYS[3], ARGV[7], ARGV[8])
 end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
 local events = ARGV[10] + 0
+local at = 11 + 2 * events
+local index_keys, scores = {}, {}
+for i = 8, #KEYS do
+  index_keys[#index_keys + 1] = KEYS[i]
+  scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
+end
+index_match(ARGV[8], KEYS[6], KEYS[7], KEYS[4], ARGV[at], ARGV[at + 1], index_keys, scores)
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
 for i = 0, events - 1 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[11 + 2 * i], 'e', ARGV[12 + 2 * i], 'c', ARGV[4])
 end
@@ -120,13 +130,6 @@ if ARGV[6] ~= '0' then  -- the TTL as sent: a Lua number would be formatted agai
   redis.call('EXPIRE', KEYS[1], ARGV[6])
   redis.call('EXPIRE', KEYS[2], ARGV[6])
 end
-local at = 11 + 2 * events
-local index_keys, scores = {}, {}
-for i = 8, #KEYS do
-  index_keys[#index_keys + 1] = KEYS[i]
-  scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
-end
-index_match(ARGV[8], KEYS[6], KEYS[7], KEYS[4], ARGV[at], ARGV[at + 1], index_keys, scores)
 notify(ARGV[8], at + 2 + #index_keys)
 return {'ok'}
 """

@@ -361,10 +361,11 @@ class AppliedAfter503(AssertionError):
 def test_a_move_answered_503_was_not_applied(serving) -> None:
     """A move answered 503 was not applied, even when only the deadline index fails.
 
-    Here the match's own keys answer but the deadline index does not: ZADD is denied to the
-    service's Redis user, nothing else. The commit script indexes the deadline (in the match's
-    own shard, on every topology) before it writes anything, so the move fails whole (503,
-    nothing applied).
+    Here the match's own keys answer but its indexes do not: ZADD is denied to the service's
+    Redis user, nothing else. The commit script writes the indexes (the deadline, the listing,
+    the expiry: in the match's own shard, on every topology) before the match, so the move
+    fails whole (503, nothing applied). A draft keeps the turn's deadline, which its commit does
+    not write again: the first index it writes is the match's expiry.
     """
     redis_server, web, _ = serving
     _, (ann, _bo) = create_match(
