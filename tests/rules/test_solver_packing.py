@@ -19,6 +19,7 @@ from service.rules.solver.packing import (
     MASK_2,
     MASK_3,
     STATE_MASK,
+    NewStates,
     RunStates,
     _Block,
     all_closable,
@@ -179,3 +180,23 @@ def test_a_filter_s_masks_are_machine_integers_held_in_place() -> None:
         masks[-1] = (1 << BLOCK_BITS) - 1  # a block's bits all fit
         assert masks[-1] == (1 << BLOCK_BITS) - 1
     assert block.beats(11, 11, 11, 11, 4) and not block.beats(11, 11, 0, 11, 4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_loop_s_new_states_are_what_a_dict_of_best_values_holds(seed: int) -> None:
+    # NewStates stands for the dict a loop filled with setdefault, and a set where the value
+    # offered is higher: the same states, values and order (the filters and the unwinding read
+    # the layer in order), through its growth from 64 slots to thousands and its collisions.
+    rng, run_states = random.Random(seed), RunStates()
+    ids = [run_states.id_of(state) for state in STATES]
+    table, expected = NewStates(), {}
+    for _ in range(20_000):
+        key = sum(colour_bits(rng.choice(ids), colour) for colour in range(4)) + rng.randint(0, 5)
+        value = rng.randint(0, 60) << 12
+        held = expected.setdefault(key, value)
+        if value > held:
+            expected[key] = value
+        table.offer(key, value)
+    found = table.as_dict()
+    assert list(found.items()) == list(expected.items())
+    assert 4_000 < len(found) < 20_000  # grown many times over, keys offered again and again

@@ -29,7 +29,7 @@ import threading
 from operator import itemgetter
 from typing import Final, cast
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from service.rules.solver.interpreted import let_others_run
@@ -55,6 +55,7 @@ __all__ = [
     "STATE_MASK",
     "TILE_WEIGHT",
     "UNREACHABLE",
+    "NewStates",
     "RunStates",
     "all_closable",
     "colour_bits",
@@ -115,6 +116,11 @@ HAND_OVER_EVERY: Final = 256  # states a filter looks at between two let_others_
 # blocks took 30: below 2**30 a mask was one digit of CPython's, on the quick paths)
 BLOCK_BITS: Final = 62
 BLOCK_FULL: Final = 1 << BLOCK_BITS
+# NewStates' hash: a key's bits folded onto 31, times this (2**32 over the golden ratio, odd;
+# the product stays under 2**63), modulo 2**32
+SPREAD: Final = 0x9E3779B1
+SPREAD_MASK: Final = (1 << 31) - 1
+WORD: Final = (1 << 32) - 1
 
 
 class RunStates:
@@ -198,6 +204,78 @@ def all_closable(key: int, closable: list[bool]) -> bool:
 def colour_ids(key: int) -> tuple[int, int, int, int]:
     """The run state id of each colour in ``key``."""
     return (colour_id(key, 0), colour_id(key, 1), colour_id(key, 2), colour_id(key, 3))
+
+
+class NewStates:
+    """The states a search's loop makes at one number, each with its best value, in the order
+    they first came: what a dict filled with ``setdefault`` (and a set where the value is
+    higher) holds, kept in packed arrays of machine integers until the loop ends.
+
+    Compiled, a dict keyed by integers boxes each key and value it is offered (a new object
+    above 256, then freed where the key was there already: about half of them on the tail's
+    slowest positions) and compares an existing key by value; here a key is found by open
+    addressing (linear probing over a power of two of slots, at most half full) in machine
+    integers, and only the states kept are boxed, once, by :meth:`as_dict`. Keys are states
+    (never negative); an empty slot holds -1.
+    """
+
+    def __init__(self) -> None:
+        self.mask: i64 = 63
+        self.shift: i64 = 32 - 6  # a slot is the top 6 of a product's low 32 bits (see offer)
+        self.keys: vec[i64] = vec[i64]([-1] * 64)
+        self.values: vec[i64] = vec[i64]([0] * 64)
+        self.order: vec[i64] = vec[i64]()  # the slots taken, in the order their keys came
+
+    def offer(self, key: i64, value: i64) -> None:
+        """Hold ``key`` with ``value``, or its value so far if that is higher."""
+        keys = self.keys
+        mask = self.mask
+        # Fibonacci hashing: the high halves folded onto the low ones (31 bits), times a
+        # 32-bit odd constant, the top bits of the product's low 32 (keys in order would crowd
+        # together under linear probing if they were their own slots)
+        slot = ((((key ^ (key >> HIGH_SHIFT)) & SPREAD_MASK) * SPREAD) & WORD) >> self.shift
+        held = keys[slot]
+        while held >= 0:
+            if held == key:
+                values = self.values
+                if value > values[slot]:
+                    values[slot] = value
+                return
+            slot = (slot + 1) & mask
+            held = keys[slot]
+        keys[slot] = key
+        self.values[slot] = value
+        self.order = append(self.order, slot)
+        if 2 * len(self.order) > mask:
+            self._grow()
+
+    def _grow(self) -> None:
+        """Twice the slots; the keys placed again in the order they came."""
+        old_keys, old_values, old_order = self.keys, self.values, self.order
+        size = 2 * (self.mask + 1)
+        mask = size - 1
+        shift = self.shift - 1
+        keys = vec[i64]([-1] * size)
+        values = vec[i64]([0] * size)
+        order = vec[i64](capacity=size // 2 + 1)
+        for old in old_order:
+            key = old_keys[old]
+            slot = ((((key ^ (key >> HIGH_SHIFT)) & SPREAD_MASK) * SPREAD) & WORD) >> shift
+            while keys[slot] >= 0:
+                slot = (slot + 1) & mask
+            keys[slot] = key
+            values[slot] = old_values[old]
+            order = append(order, slot)
+        self.mask, self.shift, self.keys, self.values = mask, shift, keys, values
+        self.order = order
+
+    def as_dict(self) -> dict[int, int]:
+        """The states and their values, in the order the states first came."""
+        keys, values = self.keys, self.values
+        found: dict[int, int] = {}
+        for slot in self.order:
+            found[keys[slot]] = values[slot]
+        return found
 
 
 def undominated(
