@@ -9,12 +9,23 @@ states of every worker's last commits in memory they all map, a worker sees the 
 before it computes, and commits in one round trip again.
 
 The block is mapped by gunicorn's master before it forks (``deploy/gunicorn.conf.py``): a row
-per worker, two slots per match bucket (a CRC of the id). Each worker writes only its own row,
-so no lock is shared between processes; a reader looks at the bucket's two slots in every row
-and takes the newest version of the match it asked for. A writer puts a state in the slot that
-already holds its match, else in the one of the two written longer ago: with one slot a bucket,
-a match whose bucket another match had taken since (one match in nine, at 256 matches a worker)
-was not found, and its move was computed twice (1.04-1.05 commit scripts per draft).
+per worker, :data:`WAYS` slots per match bucket (a CRC of the id), side by side. Each worker
+writes only its own row, so no lock is shared between processes; a reader looks at the
+bucket's slots in every row a state was ever written in (a byte a row, set by its first write
+and cleared when the master empties it) and takes the newest version of the match it asked
+for. The master maps two rows a worker, so that a replacement finds one free; the rows nobody
+writes are not read, since reading a page of shared memory gives the reader a page of its own
+(each worker's resident memory held all four rows' 32 MiB, half of them zeros).
+
+A writer puts a state in the slot that already holds its match, else in one never written,
+else in one whose match another row holds at a newer version (nobody needs it: that row's
+worker holds the newer one, and every reader finds it), else in the one written longest ago.
+With one slot a bucket, a match whose bucket another match had taken since (one match in nine,
+at 256 matches a worker) was not found, and its move was computed twice (1.04-1.05 commit
+scripts per draft); with two slots and no regard for newer versions elsewhere, the drafts over
+4,096 live matches that followed 4,096 fresh matches played found the other worker's last
+commit gone for one draft in ten at the shipped durability (docs/PERFORMANCE.md, "Twentieth
+session").
 
 A state larger than a slot's room is kept compressed (zlib, the fastest level; a flag in its
 length says so), and decompressed by the reader that takes it; one still too large is not
@@ -31,15 +42,16 @@ too): the master loads it before gevent patches anything.
 
 from __future__ import annotations
 
+import mmap
 import struct
 import threading
 import zlib
 
 from service.workers.rows import WorkerRows
 
-__all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "install"]
+__all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "WAYS", "StateTable", "current", "install"]
 
-# Slots per row: two for each of SLOTS // 2 buckets. A stored state is about 0.75-1.5 KB (a
+# Slots per row: WAYS for each of SLOTS // WAYS buckets. A stored state is about 0.75-1.5 KB (a
 # new match 760-900 bytes, a finished 4-player game about 950), so a row of 8 MiB holds 8,192
 # of up to 956 bytes, and a larger one compressed (a new match's state to about 450 bytes, in
 # 10 us; read back in 3.5 us). One that does not fit even so, such as a long match of many games,
@@ -50,12 +62,13 @@ __all__ = ["HEADER_BYTES", "SLOTS", "SLOT_BYTES", "StateTable", "current", "inst
 # session" and "Eighteenth session").
 SLOTS = 8192
 SLOT_BYTES = 1024
+WAYS = 8  # slots a bucket (8 KiB: two pages)
 # sequence, version, state length, state CRC, match id (UTF-8, zero-padded), when it was
-# written (the row's count of writes: the older of a bucket's two slots is written next)
+# written (the row's count of writes, 0 for a slot never written: which was written longest ago)
 _HEADER = struct.Struct("<QqII32sQ")
-_STAMP = struct.Struct("<Q")
-_STAMP_AT = _HEADER.size - _STAMP.size
 _SEQUENCE = struct.Struct("<Q")
+_NAME_AT = 24  # where a slot's match id starts (after sequence, version, length and CRC)
+_NAME_BYTES = 32
 HEADER_BYTES = _HEADER.size  # a slot's state starts here
 _LARGEST = SLOT_BYTES - HEADER_BYTES
 _COMPRESSED = 1 << 31  # in the length: the state is kept compressed (zlib)
@@ -68,8 +81,17 @@ class StateTable(WorkerRows):
 
     def __init__(self, rows: int) -> None:
         super().__init__(rows, SLOTS * SLOT_BYTES)
+        self._in_use = mmap.mmap(-1, max(rows, 1))  # a byte a row: 1 once a state is written
         self._writing = threading.Lock()  # one writer per row: the threads of a gthread worker
         self._written = 0  # states this process wrote in its row (each slot keeps its count)
+
+    # -- in the master ---------------------------------------------------------------------
+
+    def release(self, row: int | None) -> None:
+        """A worker exited: no reader looks at its row any more, then it is emptied."""
+        if row is not None and row not in self._free:
+            self._in_use[row] = 0
+        super().release(row)
 
     # -- in a worker -----------------------------------------------------------------------
 
@@ -77,10 +99,11 @@ class StateTable(WorkerRows):
         """Publish ``state``, the stored JSON of ``match_id`` at ``version``, in this worker's
         row (compressed when it is larger than a slot holds); ``False`` (nothing written) when
         this process has no row or the state does not fit a slot even compressed."""
-        if self.row is None:
+        row = self.row
+        if row is None:
             return False
         name = match_id.encode("utf-8")
-        if len(name) > 32:
+        if len(name) > _NAME_BYTES:
             return False
         flags = 0
         if len(state) > _LARGEST:
@@ -88,7 +111,9 @@ class StateTable(WorkerRows):
             if len(state) > _LARGEST:
                 return False
         with self._writing:
-            at = self._slot_to_write(self.row, match_id, name)
+            if not self._in_use[row]:
+                self._in_use[row] = 1  # before its first state: readers look at the row
+            at = self._slot_to_write(row, match_id, name)
             self._written += 1
             (sequence,) = _SEQUENCE.unpack_from(self._memory, at)
             _SEQUENCE.pack_into(self._memory, at, sequence + 1)  # odd: being written
@@ -114,42 +139,75 @@ class StateTable(WorkerRows):
         ``newer_than``; ``None`` otherwise (or when every newer slot was being written).
         ``others_only``: not in this worker's own row (what it published, it holds)."""
         name = match_id.encode("utf-8")
+        padded = name.ljust(_NAME_BYTES, b"\0")
+        memory, in_use = self._memory, self._in_use
         best: tuple[int, bytes] | None = None
         first = self._bucket(match_id)
-        rows = [row for row in range(self.rows) if not (others_only and row == self.row)]
-        for at in (self._at(row, first + way) for row in rows for way in (0, 1)):
-            sequence, version, length, crc, held, _ = _HEADER.unpack_from(self._memory, at)
-            if sequence % 2 or version <= newer_than or held.rstrip(b"\0") != name:
+        own = self.row if others_only else None
+        for row in range(self.rows):
+            if not in_use[row] or row == own:
                 continue
-            if best is not None and version <= best[0]:
-                continue
-            compressed, length = length & _COMPRESSED, length & _LENGTH
-            if length > _LARGEST:
-                continue
-            start = at + HEADER_BYTES
-            state = self._memory[start : start + length]
-            (after,) = _SEQUENCE.unpack_from(self._memory, at)
-            if after != sequence or zlib.crc32(state) != crc:
-                continue  # written meanwhile
-            best = (version, zlib.decompress(state) if compressed else state)
+            base = self._at(row, first)
+            for at in range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES):
+                if memory[at + _NAME_AT : at + _NAME_AT + _NAME_BYTES] != padded:
+                    continue
+                sequence, version, length, crc, held, _ = _HEADER.unpack_from(memory, at)
+                if sequence % 2 or version <= newer_than or held != padded:
+                    continue
+                if best is not None and version <= best[0]:
+                    continue
+                compressed, length = length & _COMPRESSED, length & _LENGTH
+                if length > _LARGEST:
+                    continue
+                start = at + HEADER_BYTES
+                state = memory[start : start + length]
+                (after,) = _SEQUENCE.unpack_from(memory, at)
+                if after != sequence or zlib.crc32(state) != crc:
+                    continue  # written meanwhile
+                best = (version, zlib.decompress(state) if compressed else state)
         return best
 
     def _slot_to_write(self, row: int, match_id: str, name: bytes) -> int:
-        """Where ``row`` keeps ``match_id``: the slot of its bucket that holds it, else the
-        one written longer ago (an empty slot was never written)."""
+        """Where ``row`` keeps ``match_id``: the slot of its bucket that holds it, else one
+        never written, else one whose match another row holds at a newer version, else the
+        one written longest ago."""
+        memory = self._memory
+        padded = name.ljust(_NAME_BYTES, b"\0")
         first = self._bucket(match_id)
-        ways = [self._at(row, first), self._at(row, first + 1)]
+        base = self._at(row, first)
+        ways = range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES)
         for at in ways:
-            held = _HEADER.unpack_from(self._memory, at)[4]
-            if held.rstrip(b"\0") == name:
+            if memory[at + _NAME_AT : at + _NAME_AT + _NAME_BYTES] == padded:
                 return at
-        stamps = [_STAMP.unpack_from(self._memory, at + _STAMP_AT)[0] for at in ways]
-        return ways[0] if stamps[0] <= stamps[1] else ways[1]
+        held: list[tuple[int, int, bytes, int]] = []  # when written, where, which match, version
+        for at in ways:
+            _, version, _, _, slot_name, stamp = _HEADER.unpack_from(memory, at)
+            if stamp == 0:
+                return at  # never written since the row was emptied
+            held.append((stamp, at, slot_name.rstrip(b"\0"), version))
+        newer = self._newest_elsewhere(row, first)
+        superseded = [slot for slot in held if newer.get(slot[2], -1) > slot[3]]
+        return min(superseded or held)[1]
+
+    def _newest_elsewhere(self, row: int, bucket: int) -> dict[bytes, int]:
+        """The newest version of each match the other rows in use hold in ``bucket``."""
+        memory, in_use = self._memory, self._in_use
+        newest: dict[bytes, int] = {}
+        for other in range(self.rows):
+            if other == row or not in_use[other]:
+                continue
+            base = self._at(other, bucket)
+            for at in range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES):
+                sequence, version, _, _, slot_name, _ = _HEADER.unpack_from(memory, at)
+                if sequence % 2 == 0:
+                    slot_name = slot_name.rstrip(b"\0")
+                    newest[slot_name] = max(version, newest.get(slot_name, -1))
+        return newest
 
     @staticmethod
     def _bucket(match_id: str) -> int:
-        """The first of the two slots of ``match_id``'s bucket."""
-        return 2 * (zlib.crc32(match_id.encode("utf-8")) % (SLOTS // 2))
+        """The first of the :data:`WAYS` slots of ``match_id``'s bucket."""
+        return WAYS * (zlib.crc32(match_id.encode("utf-8")) % (SLOTS // WAYS))
 
     @staticmethod
     def _at(row: int, slot: int) -> int:
