@@ -63,6 +63,16 @@ class DecodedCache:
         self.put(match, seats, stored[1])
         return match, seats
 
+    def version(self, match_id: str) -> int | None:
+        """The version of the match held, decoded or kept (``None``: none), decoding nothing:
+        a caller that finds a newer version elsewhere need not decode the one held."""
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is not None:
+                return entry[0].version
+            stored = self._states.get(match_id)
+        return None if stored is None else stored[0]
+
     def put(self, match: Match, seats: tuple[str, ...], state: str | bytes | None = None) -> None:
         """Remember ``match`` unless a newer version of it is already held; ``state``, the
         stored form it was decoded from or committed as (kept when the copy is pushed out)."""

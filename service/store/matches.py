@@ -161,16 +161,16 @@ class MatchStore:
     def _copy(self, match_id: str) -> tuple[Match, tuple[str, ...]] | None:
         """The newest copy of the match on this host: this worker's, or a newer one another
         worker published after its commit (``service.workers.shared_states``)."""
-        entry = self._decoded.get(match_id)
         table = shared_states.current()
         if table is None:
-            return entry
-        if entry is None:
+            return self._decoded.get(match_id)
+        held = self._decoded.version(match_id)  # a kept state is decoded only when newest
+        if held is None:
             newer = table.newest(match_id, newer_than=-1)
         else:  # what this worker published it holds, at that version or a newer one
-            newer = table.newest(match_id, newer_than=entry[0].version, others_only=True)
+            newer = table.newest(match_id, newer_than=held, others_only=True)
         if newer is None:
-            return entry
+            return self._decoded.get(match_id)
         return self._parse(newer[1])
 
     def current(self, match_id: str, *, newer_than: int | None = None) -> Loaded | None:

@@ -29,6 +29,7 @@ from service.referee import (
 )
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale, StoreUnavailable
+from service.store import matches as store_matches
 from service.store.listing import indexed
 from service.store.scripts import commit_keys
 from service.store.topology import open_topology
@@ -357,6 +358,34 @@ def test_a_copy_another_worker_of_the_host_published_spares_the_second_round_tri
     assert sent.get("evalsha") == 1 and "eval" not in sent  # the commit alone
     with pytest.raises(NotYourTurn):
         referee.draw(match_id, bo)
+
+
+def test_a_kept_copy_the_table_has_a_newer_version_of_is_not_decoded(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker whose copy of a match is kept as its stored state (pushed out of the decoded
+    ones) and made old by another worker's published commit decodes only the newer state."""
+    table = shared_states.StateTable(rows=2)
+    table.assign()
+    monkeypatch.setattr(shared_states, "_table", table)
+    decoded: list[str] = []
+    decode = store_matches._copy_of
+
+    def counted(state: str | bytes) -> tuple[game.Match, tuple[str, ...]]:
+        copy = decode(state)
+        decoded.append(copy[0].id)
+        return copy
+
+    monkeypatch.setattr(store_matches, "_copy_of", counted)
+    referee = Referee(MatchStore(open_topology(settings), cache_size=1, kept_states=4))
+    match_id, (ann, bo) = set_up(referee)
+    set_up(referee)  # pushes the first match's copy out of the decoded one: kept as stored
+    table.row = 1  # the other worker's process writes its own row of the table
+    another_worker(settings).draw(match_id, ann)  # Bo's turn now, published
+    table.row = 0
+    decoded.clear()
+    assert referee.draw(match_id, bo).drawn == ("O3",)
+    assert decoded == [match_id]  # the newer state only, not the kept one before it
 
 
 def test_without_the_table_a_copy_made_old_costs_a_conflict_and_a_second_commit(
