@@ -5,11 +5,20 @@ is written and read on one connection the commits keep, rather than through redi
 pipeline and a checkout of the pool for every batch. The pool's checkout asks the connection
 whether it can be read and its queue takes locks; the pipeline builds its stack, options and
 retry around the same bytes: a lone draft's round trip cost 193,000 instructions that way,
-and about 100,000 this way (``bench/instructions.py``). A kept connection is still asked
-whether it can be read before it is used again (it was closed, or holds an answer nobody
-read): a connection Redis dropped meanwhile is never written to, so a restart of Redis does
-not make a commit's outcome unknown. A connection that failed mid-round-trip is closed and
-goes back to the pool; at most one connection is kept per batch on its way at once.
+and about 100,000 this way (``bench/instructions.py``).
+
+A kept connection is not asked whether it can be read before it is used again (redis-py's
+``can_read``: 30,000 instructions a round trip). It is kept only after a round trip whose
+every answer was read, and Redis writes nothing to a connection that sent it nothing (no
+tracking, no subscription here): the one thing that can have happened to it meanwhile is that
+Redis closed it (a restart, an idle client's timeout, ``CLIENT KILL``). A round trip on a kept
+connection that fails for a lost connection before its first answer raises
+:class:`KeptConnectionClosed`, and every other connection kept as long is let go: its runs may
+have run (Redis may have closed it after reading them), and are to be sent again only by a
+caller whose runs are recognised when sent again, the commit script's (``MatchStore.commit``
+sends the same commit again at once, on a connection the pool checks). A connection taken from
+the pool is checked by the pool. A connection that failed mid-round-trip is closed and goes
+back to the pool; at most one connection is kept per batch on its way at once.
 """
 
 from __future__ import annotations
@@ -23,9 +32,14 @@ from hiredis import pack_command
 from redis.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["CommitLink", "packed_commands"]
+__all__ = ["CommitLink", "KeptConnectionClosed", "packed_commands"]
+
+
+class KeptConnectionClosed(RedisConnectionError):
+    """A connection kept since an earlier round trip was lost before the first answer of this
+    one came: Redis closed it before reading any of it, or after running some of it (see the
+    module): only runs recognised when sent again may go again."""
 
 
 class CommitLink:
@@ -49,7 +63,8 @@ class CommitLink:
         """``EVALSHA`` of each run (``whole``: ``EVAL``), then ``WAIT`` when ``replicas`` is
         over 0, written at once and read on one connection; each run's answer (an exception
         for a run Redis refused) and ``WAIT``'s (-1 without it, 0 when it failed). A lost
-        connection or a timeout raises: any of the runs may have run."""
+        connection or a timeout raises: any of the runs may have run (a kept connection lost
+        before the first answer: :class:`KeptConnectionClosed`)."""
         commands: list[tuple[Any, ...]] = [
             ("EVAL", script, len(keys), *keys, *args)
             if whole
@@ -59,10 +74,20 @@ class CommitLink:
         if replicas > 0:
             commands.append(("WAIT", replicas, timeout_ms))
         packed = packed_commands(commands)
-        connection = self._take()
+        connection, kept = self._take()
+        answers: list[Any] = []
         try:
             connection.send_packed_command(packed, check_health=False)
-            answers = [_answer(connection) for _ in commands]
+            for _ in commands:
+                answers.append(_answer(connection))
+        except RedisConnectionError as error:
+            self._drop(connection)
+            if kept and not answers:  # closed while kept, or after Redis read this round trip
+                for other in self._kept:  # kept as long: Redis may have closed them too
+                    self._drop(other)
+                self._kept = []
+                raise KeptConnectionClosed(f"a kept connection was closed: {error}") from error
+            raise
         except BaseException:
             self._drop(connection)
             raise
@@ -72,20 +97,14 @@ class CommitLink:
         acknowledged = answers.pop()
         return answers, 0 if isinstance(acknowledged, Exception) else int(acknowledged)
 
-    def _take(self) -> Connection:
-        """A kept connection that is ready to write to, else one from the pool."""
+    def _take(self) -> tuple[Connection, bool]:
+        """A kept connection (and True), else one from the pool, which checks it (and False)."""
         if self._pid != os.getpid():  # a forked child: the parent's connections are not its own
             self._kept, self._pid = [], os.getpid()
-        while self._kept:
-            connection = self._kept.pop()
-            try:
-                if not connection.can_read(timeout=0):
-                    return connection
-            except (RedisConnectionError, RedisTimeoutError, OSError):
-                pass
-            self._drop(connection)
+        if self._kept:
+            return self._kept.pop(), True
         taken: Connection = self._pool.get_connection()
-        return taken
+        return taken, False
 
     def _drop(self, connection: Connection) -> None:
         """Close ``connection`` and give it back to the pool (which connects it again when

@@ -34,6 +34,7 @@ from service.config import Settings
 from service.game import Match
 from service.store.batching import Batcher
 from service.store.breaker import Breakers
+from service.store.commitlink import KeptConnectionClosed
 from service.store.copies import DecodedCache
 from service.store.errors import OutcomeUnknown, Stale, StoreUnavailable
 from service.store.eventlog import EventLog
@@ -286,12 +287,23 @@ class MatchStore:
         clock = (change.now, change.read_at) if change.check_clock and change.read_at else None
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
-        for attempt in range(COMMIT_SENDS):
+        sends, attempt = COMMIT_SENDS, 0
+        while attempt < sends:
             try:
                 answer, replicated = self._send(
                     script_keys, argv, keys, first=attempt == 0, clock=clock
                 )
             except _NO_ANSWER as error:
+                attempt += 1
+                if isinstance(error, KeptConnectionClosed) and sends == COMMIT_SENDS:
+                    # The connection the commits kept was found closed before any answer:
+                    # Redis closed it while it was kept (a restart), or after running this
+                    # commit. Sent again at once on a connection the pool checks, as the same
+                    # commit (recognised if it ran), once, not counted as a send and not
+                    # tripping the breaker: what checking the kept connection before every
+                    # round trip did, without its cost (service/store/commitlink.py).
+                    sends += 1
+                    continue
                 # Sent, and maybe run: only the same commit may go again (the script
                 # recognises it), never a new one computed on top of it; and only after a
                 # dropped connection, not a timeout (a frozen Redis would be waited for twice).
@@ -299,7 +311,7 @@ class MatchStore:
                 log.warning("commit to %s got no answer: %s", keys.state, type(error).__name__)
                 if not isinstance(error, RedisConnectionError):
                     break
-                time.sleep(0.02 * (attempt + 1))
+                time.sleep(0.02 * (attempt - (sends - COMMIT_SENDS)))  # 0.02 s, then 0.04
                 sent_at = time.monotonic()
                 continue
             except _FAILURES as error:

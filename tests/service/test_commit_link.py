@@ -1,6 +1,7 @@
 """The commits' own connections to a single Redis (service/store/commitlink.py), on a real
-redis-server: each run gets its own answer, and a connection is never used again once Redis
-dropped it or a round trip on it was cut off."""
+redis-server: each run gets its own answer, a connection is never used again once Redis
+dropped it or a round trip on it was cut off, and a kept connection Redis closed fails as such
+(``KeptConnectionClosed``: its runs may go again) without being asked before each use."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import pytest
 import redis
 from hypothesis import given
 from hypothesis import strategies as st
+from redis.connection import Connection
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service.store.commitlink import CommitLink, packed_commands
+from service.store.commitlink import CommitLink, KeptConnectionClosed, packed_commands
 from service.store.topology import script_digest
 from tests.support.redis_process import RedisProcess
 
@@ -57,14 +59,50 @@ def test_a_run_redis_does_not_know_by_its_digest_is_refused_unrun(redis_url, red
     assert again == [["k", "b"]]
 
 
-def test_a_connection_redis_closed_while_it_was_kept_is_not_used_again(
+def test_a_connection_redis_closed_while_it_was_kept_fails_as_such_and_is_not_used_again(
     redis_url, redis_client, loaded
 ) -> None:
     link = link_to(redis_url)
     assert echoed(link, "before") == [["k0", "before"]]
     killed = redis_client.client_kill_filter(_type="normal", skipme=True)
     assert killed >= 1  # the kept connection among them
-    assert echoed(link, "after") == [["k0", "after"]]  # on a new connection, no error
+    with pytest.raises(KeptConnectionClosed):  # lost before any answer: its runs may go again
+        echoed(link, "after")
+    assert echoed(link, "again") == [["k0", "again"]]  # on a new connection, no error
+
+
+def test_a_kept_connection_is_not_asked_whether_it_can_be_read(
+    redis_url, loaded, monkeypatch
+) -> None:
+    """Asking (redis-py's ``can_read``) cost 30,000 instructions a commit; a connection the
+    link keeps is only ever closed meanwhile, which its round trip tells (above)."""
+    link = link_to(redis_url)
+    assert echoed(link, "first") == [["k0", "first"]]  # taken from the pool, which asks
+    asked: list[object] = []
+    polled = Connection.can_read
+
+    def counted(self: Connection, timeout: float = 0) -> bool:
+        asked.append(self)
+        return polled(self, timeout)
+
+    monkeypatch.setattr(Connection, "can_read", counted)
+    for value in ("two", "three", "four"):
+        assert echoed(link, value) == [["k0", value]]
+    assert asked == []
+
+
+def test_when_a_kept_connection_was_closed_the_others_kept_as_long_are_let_go(
+    redis_url, redis_client, loaded
+) -> None:
+    link = link_to(redis_url)
+    first = link._take()[0]
+    second = link._take()[0]  # two batches on their way at once: two connections kept
+    link._kept += [first, second]
+    assert echoed(link, "on the second") == [["k0", "on the second"]]
+    redis_client.client_kill_filter(_type="normal", skipme=True)  # a restart closes them all
+    with pytest.raises(KeptConnectionClosed):
+        echoed(link, "lost")
+    assert echoed(link, "fresh") == [["k0", "fresh"]]  # not the other closed one
 
 
 def test_a_round_trip_cut_off_leaves_no_late_answer_for_the_next(tmp_path) -> None:
