@@ -45,6 +45,7 @@ from service.store.scripts import (
     COMMIT,
     DUE,
     LOAD,
+    STATE_ARG,
     TIME,
     commit_argv,
     commit_keys,
@@ -323,9 +324,10 @@ class MatchStore:
                     ) from error
                 raise StoreUnavailable(f"the commit was refused: {error}") from error
             self.breakers.answered(node)
-            settled = self._settle(change, answer, replicated, resent=attempt > 0, state=argv[2])
+            state = argv[STATE_ARG]
+            settled = self._settle(change, answer, replicated, resent=attempt > 0, state=state)
             if settled is None:
-                self._share(change.match, argv[2])
+                self._share(change.match, state)
             if settled is None and change.match.status is not game.Status.PLAYING:
                 self._pack_quietly(change.match.id, len(change.match.players))
             return settled

@@ -5,18 +5,21 @@ script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 :mod:`service.store.listing`), the seat's receipts (the state key when there is none), then,
 for a match an app owns (never for an anonymous one, whose listings are not touched), the
 shard's listing ``ix`` and ``sum`` and the listing index keys the match belongs in. ARGV: 1 the
-version it replaces ('' for a new match), 2 the new version, 3 the state JSON, 4 the commit id,
-5 the receipt ('' for none: the receipts' TTL, a newline, the Idempotency-Key, a newline, the
-receipt sealed by :func:`service.store.archive.seal`), 6 the match's TTL (0: none), 7 the next
-deadline ('' for none; '=' the one the version it replaces had, which that version's commit
-indexed), 8 the match id, 9 the clock the change was computed at, moved on by the time the
-worker held it before sending (``CLOCK_ARG``; '' not to check; how far off it may be,
-:data:`CLOCK_TOLERANCE`, is written in the script), 10 the number of events, then (version,
-event JSON) pairs, then the listing item ('' for an anonymous match), when the match expires
-('' never) and each index key's score, then the app's notifications
+header, one argument of nine fields each ended by a newline but the last (:func:`commit_argv`):
+the clock the change was computed at, moved on by the time the worker held it before sending
+(:func:`with_clock`; '' not to check; how far off it may be, :data:`CLOCK_TOLERANCE`, is
+written in the script), the version it replaces ('' for a new match), the new version, the
+commit id, the match's TTL (0: none), the next deadline ('' for none; '=' the one the version
+it replaces had, which that version's commit indexed), the match id, the number of events and
+when the match expires ('' never); 2 the state JSON, 3 the receipt ('' for none: the receipts'
+TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
+:func:`service.store.archive.seal`), then (version, event JSON) pairs, then the listing item
+('' for an anonymous match) and each index key's score, then the app's notifications
 (:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Every argument costs Redis
-about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about as
-many to pack: constants are written in the script.
+about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about
+1,100 to pack (hiredis): constants are written in the script, and the short fields go as one
+header that the script splits with one ``string.match`` (the values it writes are the same
+strings, so what Redis stores and appends to its AOF is the same).
 Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
@@ -43,7 +46,6 @@ from service.store.outbox import NOTIFY_LUA, notify_args
 from service.store.values import Change, Receipt
 
 __all__ = [
-    "CLOCK_ARG",
     "CLOCK_TOLERANCE",
     "COMMIT",
     "DUE",
@@ -51,11 +53,16 @@ __all__ = [
     "TIME",
     "commit_argv",
     "commit_keys",
+    "STATE_ARG",
+    "clock_of",
     "receipt_of",
+    "with_clock",
 ]
 
 CLOCK_TOLERANCE = 0.1  # seconds a cached clock may be off before a commit is refused
-CLOCK_ARG = 8  # where ARGV holds that clock (0-based): the store moves it on as it sends
+STATE_ARG = 1  # where the commit's arguments hold the state JSON (0-based)
+_HEADER_FIELDS = 9
+_HEADER_LUA = "'^" + "([^\\n]*)\\n" * (_HEADER_FIELDS - 1) + "([^\\n]*)$'"
 
 # A Lua function for the commit script: keep ``receipt`` of version ``version`` for ``key``
 # in the seat's hash, and keep the hash ``ttl`` seconds from now.
@@ -72,65 +79,67 @@ COMMIT = (
     + KEEP_RECEIPT_LUA
     + f"\nlocal CLOCK_TOLERANCE = {jsoncodec.number(CLOCK_TOLERANCE)}\n"
     + """
+local clock, before, version, commit, ttl, due, id, count, expires_at = string.match(ARGV[1], """
+    + _HEADER_LUA
+    + """)
 local receipt_key, receipt_ttl, receipt_at
-if ARGV[5] ~= '' then
-  local cut = string.find(ARGV[5], '\\n', 1, true)
-  receipt_ttl = string.sub(ARGV[5], 1, cut - 1)
-  receipt_at = string.find(ARGV[5], '\\n', cut + 1, true)
-  receipt_key = string.sub(ARGV[5], cut + 1, receipt_at - 1)
+if ARGV[3] ~= '' then
+  local cut = string.find(ARGV[3], '\\n', 1, true)
+  receipt_ttl = string.sub(ARGV[3], 1, cut - 1)
+  receipt_at = string.find(ARGV[3], '\\n', cut + 1, true)
+  receipt_key = string.sub(ARGV[3], cut + 1, receipt_at - 1)
   local kept = redis.call('HGET', KEYS[5], receipt_key)
   if kept then return {'replay', kept} end
 end
 local current = redis.call('HGET', KEYS[1], 'v')
-local before = ARGV[1]
 if (before == '' and current) or (before ~= '' and current ~= before) then
-  if current and redis.call('HGET', KEYS[1], 'c') == ARGV[4] then return {'done'} end
+  if current and redis.call('HGET', KEYS[1], 'c') == commit then return {'done'} end
   local first = '0-' .. ((before == '' and 0 or tonumber(before)) + 1)
   local entry = redis.call('XRANGE', KEYS[2], first, first)[1]
   if entry then
     local fields = entry[2]
     for i = 1, #fields, 2 do
-      if fields[i] == 'c' and fields[i + 1] == ARGV[4] then return {'done'} end
+      if fields[i] == 'c' and fields[i + 1] == commit then return {'done'} end
     end
   end
   if not current then return {'gone'} end
   local t = redis.call('TIME')
   return {'conflict', current, redis.call('HGET', KEYS[1], 's'), t[1], t[2]}
 end
-if ARGV[9] ~= '' then  -- strings read as numbers by the arithmetic: once each (tonumber: twice)
+if clock ~= '' then  -- strings read as numbers by the arithmetic: once each (tonumber: twice)
   local t = redis.call('TIME')
-  if math.abs(t[1] - ARGV[9] + t[2] / 1000000) > CLOCK_TOLERANCE then
+  if math.abs(t[1] - clock + t[2] / 1000000) > CLOCK_TOLERANCE then
     return {'clock', t[1], t[2]}
   end
 end
 -- Every index first (the deadline, the listing, the expiry), then the match itself: Redis does
 -- not undo a script's writes when a later command fails (a command refused), so a move that
 -- fails here fails before anything of it is written.
-if ARGV[7] == '' then
-  redis.call('ZREM', KEYS[3], ARGV[8])
-elseif ARGV[7] ~= '=' then
-  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[8])
+if due == '' then
+  redis.call('ZREM', KEYS[3], id)
+elseif due ~= '=' then
+  redis.call('ZADD', KEYS[3], due, id)
 end
-local events = ARGV[10] + 0
-local at = 11 + 2 * events
+local events = count + 0
+local at = 4 + 2 * events
 local index_keys, scores = {}, {}
 for i = 8, #KEYS do
   index_keys[#index_keys + 1] = KEYS[i]
-  scores[#scores + 1] = ARGV[at + 2 + (i - 8)]
+  scores[#scores + 1] = ARGV[at + 1 + (i - 8)]
 end
-index_match(ARGV[8], KEYS[6], KEYS[7], KEYS[4], ARGV[at], ARGV[at + 1], index_keys, scores)
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'c', ARGV[4])
+index_match(id, KEYS[6], KEYS[7], KEYS[4], ARGV[at], expires_at, index_keys, scores)
+redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2], 'c', commit)
 for i = 0, events - 1 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[11 + 2 * i], 'e', ARGV[12 + 2 * i], 'c', ARGV[4])
+  redis.call('XADD', KEYS[2], '0-' .. ARGV[4 + 2 * i], 'e', ARGV[5 + 2 * i], 'c', commit)
 end
-if ARGV[5] ~= '' then
-  keep_receipt(KEYS[5], receipt_key, ARGV[2], string.sub(ARGV[5], receipt_at + 1), receipt_ttl)
+if ARGV[3] ~= '' then
+  keep_receipt(KEYS[5], receipt_key, version, string.sub(ARGV[3], receipt_at + 1), receipt_ttl)
 end
-if ARGV[6] ~= '0' then  -- the TTL as sent: a Lua number would be formatted again (%.17g)
-  redis.call('EXPIRE', KEYS[1], ARGV[6])
-  redis.call('EXPIRE', KEYS[2], ARGV[6])
+if ttl ~= '0' then  -- the TTL as sent: a Lua number would be formatted again (%.17g)
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
 end
-notify(ARGV[8], at + 2 + #index_keys)
+notify(id, at + 1 + #index_keys)
 return {'ok'}
 """
 )
@@ -187,25 +196,41 @@ def commit_argv(
         due = "="  # as the commit of the version it replaces indexed it: nothing to write
     else:
         due = "" if deadline is None else jsoncodec.number(deadline)
-    argv: list[Any] = [
+    expires_at = listed.expires_at
+    header = (
+        jsoncodec.number(change.now) if change.check_clock else "",
         "" if change.before is None else str(change.before),
         str(match.version),
-        jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
         change.commit_id,
-        receipt,
         str(ttl),
         due,
         match.id,
-        jsoncodec.number(change.now) if change.check_clock else "",
         str(len(change.events)),
+        "" if expires_at is None else jsoncodec.number(expires_at),
+    )
+    argv: list[Any] = [
+        "\n".join(header),
+        jsoncodec.dumps({"m": game.to_dict(match), "t": list(change.seats)}),
+        receipt,
     ]
     for event in change.events:
         argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
-    expires_at = listed.expires_at
-    argv += [listed.item, "" if expires_at is None else jsoncodec.number(expires_at)]
+    argv.append(listed.item)
     argv += [jsoncodec.number(score) for score in listed.scores]
     argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
     return argv
+
+
+def with_clock(argv: list[Any], clock: str) -> list[Any]:
+    """The arguments ``argv`` of :data:`COMMIT` with ``clock`` as the clock the change was
+    computed at (the header's first field), in a new list."""
+    header: str = argv[0]
+    return [clock + header[header.index("\n") :], *argv[1:]]
+
+
+def clock_of(argv: list[Any]) -> str:
+    """The clock the arguments ``argv`` of :data:`COMMIT` carry ('' not to check)."""
+    return str(argv[0]).partition("\n")[0]
 
 
 def receipt_of(raw: str) -> Receipt:

@@ -12,7 +12,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from service.game.frozen import maker
 from service.jsoncodec import number
-from service.store.scripts import CLOCK_ARG
+from service.store.scripts import with_clock
 from service.workers.serving import serving
 
 __all__ = ["Sending", "interrupted", "let_others_run", "sending_of"]
@@ -39,9 +39,7 @@ class Sending:
         if self.clock is None:
             return self.argv
         now, read_at = self.clock
-        argv = list(self.argv)
-        argv[CLOCK_ARG] = number(now + (time.monotonic() - read_at))
-        return argv
+        return with_clock(self.argv, number(now + (time.monotonic() - read_at)))
 
 
 sending_of = maker(Sending)  # made on every commit (service.game.frozen)

@@ -17,7 +17,7 @@ from service.referee import Referee
 from service.rules import Rules, parse_tiles
 from service.store import Change, Keys, MatchStore, Stale
 from service.store.listing import indexed
-from service.store.scripts import CLOCK_ARG, CLOCK_TOLERANCE, commit_argv
+from service.store.scripts import CLOCK_TOLERANCE, clock_of, commit_argv
 
 ANN_BO = [PlayerSpec("Ann"), PlayerSpec("Bo")]
 RACKS = [["R10", "R11", "R12", "K1"], ["B7", "B8", "B9", "O2"]]
@@ -75,4 +75,4 @@ def test_the_clock_is_where_the_script_reads_it(referee: Referee) -> None:
     keys = Keys(change.match.id)
     listed = indexed(change.match, tag=keys.tag, updated_at=change.now, expires_at=None)
     argv = commit_argv(change, keys, ttl=0, receipts_ttl=60, listed=listed)
-    assert argv[CLOCK_ARG] == repr(change.now)
+    assert clock_of(argv) == repr(change.now)
