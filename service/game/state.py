@@ -244,6 +244,27 @@ def _copier() -> Callable[[Match], _Unfrozen]:
 _copy = _copier()
 
 
+def evolver(*names: str) -> Callable[..., Match]:
+    """``change(match, *values)``: ``evolve(match, dict(zip(names, values)))`` for these
+    fields, written out as one function (the copy, a plain store per value, the class): a
+    draft's new version without the changes' dict, its check against the fields, and a
+    ``setattr`` call a value (2,000 instructions fewer a draft)."""
+    unknown = set(names) - _MATCH_FIELD_SET
+    if unknown or len(set(names)) != len(names):
+        raise TypeError(f"Match fields named once each are needed, not {names}")
+    kept = [f"    copy.{name} = match.{name}\n" for name in _MATCH_FIELDS if name not in names]
+    given = [f"    copy.{name} = {name}\n" for name in names]
+    source = (
+        f"def change(match, {', '.join(names)}):\n    copy = new(Unfrozen)\n"
+        + "".join(kept + given)
+        + "    copy.__class__ = Match\n    return copy\n"
+    )
+    namespace: dict[str, Any] = {"new": object.__new__, "Unfrozen": _Unfrozen, "Match": Match}
+    exec(source, namespace)  # the source is built from the field names above
+    change: Callable[..., Match] = namespace["change"]
+    return change
+
+
 def evolve(match: Match, changes: Mapping[str, Any]) -> Match:
     """``dataclasses.replace(match, **changes)`` at a tenth of its cost: every move and draft
     copies the match, and ``replace`` goes through the frozen ``__init__`` by keyword (a
@@ -280,7 +301,8 @@ made_transition: Callable[[Match, tuple[Event, ...], tuple[Tile, ...]], Transiti
 )
 """``Transition(match, events, drawn)``, made faster (``service.game.frozen.maker``): every
 argument given; a draft makes seven."""
-_made_event: Callable[[EventType, int, float, int | None, dict[str, object]], Event] = maker(Event)
+made_event: Callable[[EventType, int, float, int | None, dict[str, object]], Event] = maker(Event)
+"""``Event(type, version, at, seat, data)``, made faster (``service.game.frozen.maker``)."""
 
 
 def record(
@@ -297,7 +319,7 @@ def record(
     version = match.version + 1
     return made_transition(
         evolve(match, {**(changes or {}), "version": version}),
-        (_made_event(event_type, version, at, seat, dict(data)),),
+        (made_event(event_type, version, at, seat, dict(data)),),
         (),
     )
 

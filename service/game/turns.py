@@ -34,8 +34,12 @@ from service.game.state import (
     EventType,
     Match,
     Status,
+    Table,
     Transition,
     as_table,
+    evolver,
+    made_event,
+    made_transition,
     record,
     sorted_rack,
     table_codes,
@@ -48,6 +52,7 @@ from service.rules import (
     check_conservation,
     check_turn,
     codes_of,
+    conserves,
     tiles_of,
 )
 
@@ -149,20 +154,27 @@ def save_draft(
     those violations otherwise.
     """
     _require_turn(match, seat, now)
-    draft = None if table is None else as_table(tiles for tiles in table if tiles)
-    if draft is not None:
-        rack = _rack_tiles(match.players[seat].rack)
-        violations = check_conservation(_table_tiles(match.table), tiles_of(draft), rack)
-        if violations:
-            raise IllegalTurn(violations)
-    return record(
-        match,
-        EventType.DRAFT_UPDATED,
-        at=now,
-        seat=seat,
-        changes={"draft": draft},
-        draft=None if draft is None else table_codes(draft),
+    version = match.version + 1
+    if table is None:
+        return made_transition(
+            _with_draft(match, None, version),
+            (made_event(EventType.DRAFT_UPDATED, version, now, seat, {"draft": None}),),
+            (),
+        )
+    draft = tuple([tuple(tiles) for tiles in table if tiles])
+    before, rack = _table_tiles(match.table), _rack_tiles(match.players[seat].rack)
+    if not conserves(before, draft, rack):  # what is wrong, named (as rarely as a typo)
+        raise IllegalTurn(check_conservation(before, tiles_of(draft), rack))
+    # record(match, DRAFT_UPDATED, at=now, seat=seat, changes={"draft": draft}, draft=codes),
+    # written out: a draft is shared again and again in one turn
+    return made_transition(
+        _with_draft(match, draft, version),
+        (made_event(EventType.DRAFT_UPDATED, version, now, seat, {"draft": table_codes(draft)}),),
+        (),
     )
+
+
+_with_draft: Callable[[Match, Table | None, int], Match] = evolver("draft", "version")
 
 
 def stalemate_if_nobody_can_play(match: Match, *, now: float, can_play: CanPlay) -> Transition:

@@ -29,6 +29,7 @@ __all__ = [
     "Violation",
     "check_conservation",
     "check_turn",
+    "conserves",
     "freed_joker_violations",
     "set_key",
     "tiles_of",
@@ -197,6 +198,29 @@ def check_conservation(
         for violation in _conservation(before, after, rack)
         if violation.fault is not TurnFault.NO_RACK_TILE_PLAYED
     ]
+
+
+def conserves(
+    before: Mapping[Tile, int], table: Iterable[Iterable[Tile]], rack: Mapping[Tile, int]
+) -> bool:
+    """Whether :func:`check_conservation` finds nothing wrong with the move from the table's
+    tiles ``before`` to the sets ``table``, ``rack`` the player's tiles (multisets as
+    :func:`tiles_of` counts them): every tile of ``before`` is still there, and what ``table``
+    holds beyond it is on ``rack``. The same answer, at a third of its cost on a draft (one
+    pass over the sets and plain counts; no violation worked out for the case nearly every
+    draft is in): ``check_conservation`` names the violations when this says ``False``."""
+    after: dict[Tile, int] = {}
+    for tiles in table:
+        for tile in tiles:
+            after[tile] = after.get(tile, 0) + 1
+    for tile, count in before.items():
+        if after.get(tile, 0) < count:
+            return False  # a table tile (or a joker) missing
+    # a loop, not all() over a generator (which makes and resumes a frame: 1.5x the time here)
+    for tile, count in after.items():  # noqa: SIM110
+        if count > before.get(tile, 0) + rack.get(tile, 0):
+            return False  # more of it than the table and the rack hold
+    return True
 
 
 def _label(index: int, tiles: Sequence[Tile]) -> str:

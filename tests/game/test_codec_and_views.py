@@ -30,7 +30,16 @@ from service.game import (
     to_dict,
 )
 from service.game.codec import to_dict_format_1
-from service.game.state import Event, EventType, Match, Transition, evolve, made_transition, record
+from service.game.state import (
+    Event,
+    EventType,
+    Match,
+    Transition,
+    evolve,
+    evolver,
+    made_transition,
+    record,
+)
 from service.rules import MatchWinner, Rules, TileSet
 from tests.game.support import NOW, set_up, specs, table
 
@@ -172,6 +181,59 @@ def test_evolve_makes_the_copy_dataclasses_replace_makes(data: st.DataObject) ->
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         copied.version = 0  # type: ignore[misc]
+
+
+@given(st.data())
+def test_an_evolver_makes_the_copy_evolve_makes(data: st.DataObject) -> None:
+    match = new_match("m", specs(3), rules=Rules(), rng=random.Random(2), now=NOW).match
+    donor = save_draft(
+        match, match.current_seat, [match.players[match.current_seat].rack[:2]], now=LATER
+    ).match
+    names = data.draw(
+        st.lists(st.sampled_from([f.name for f in fields(Match)]), unique=True, min_size=1)
+    )
+    values = [getattr(donor, name) for name in names]
+    copied = evolver(*names)(match, *values)
+    expected = evolve(match, dict(zip(names, values, strict=True)))
+    assert type(copied) is Match and copied == expected
+    assert all(getattr(copied, f.name) is getattr(expected, f.name) for f in fields(Match))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copied.version = 0  # type: ignore[misc]
+
+
+def test_an_evolver_refuses_a_field_a_match_does_not_have_or_named_twice() -> None:
+    with pytest.raises(TypeError):
+        evolver("draft", "versoin")
+    with pytest.raises(TypeError):
+        evolver("draft", "draft")
+
+
+def test_a_draft_records_what_record_makes_of_it() -> None:
+    """save_draft writes its new version and event out (no ``record`` call): the same match,
+    event and transition as ``record`` makes, a draft shared and one withdrawn."""
+    match = new_match("m", specs(2), rules=Rules(), rng=random.Random(2), now=NOW).match
+    seat = match.current_seat
+    rack = match.players[seat].rack
+    shared = save_draft(match, seat, [rack[:2], [], rack[3:4]], now=LATER)
+    sets = ((*rack[:2],), (rack[3],))
+    assert shared == record(
+        match,
+        EventType.DRAFT_UPDATED,
+        at=LATER,
+        seat=seat,
+        changes={"draft": sets},
+        draft=[[tile.code for tile in tiles] for tiles in sets],
+    )
+    assert type(shared.match) is Match and type(shared.events[0]) is Event
+    withdrawn = save_draft(shared.match, seat, None, now=LATER + 1)
+    assert withdrawn == record(
+        shared.match,
+        EventType.DRAFT_UPDATED,
+        at=LATER + 1,
+        seat=seat,
+        changes={"draft": None},
+        draft=None,
+    )
 
 
 def test_a_transition_made_fast_is_the_one_its_class_makes_and_stays_frozen() -> None:

@@ -13,8 +13,10 @@ from service.rules import (
     StalemateScoring,
     Tile,
     TileSet,
+    check_conservation,
     check_turn,
     classify,
+    conserves,
     full_set,
     score_stalemate,
     score_went_out,
@@ -127,3 +129,24 @@ def test_the_scores_of_a_game_sum_to_zero(racks: list[list[Tile]], data: st.Data
         outcome = score_stalemate(racks, scoring=scoring, next_seat=winner)
         assert sum(outcome.scores) == 0
         assert outcome.scores[outcome.winner] >= 0
+
+
+# a few tiles, so that a draft often keeps, loses or adds each; named jokers are jokers
+_FEW = [Tile.parse(code) for code in ("R1", "R2", "B13", "K5", "K5", "J", "J=R1", "J=O7")]
+few_tiles = st.lists(st.sampled_from(_FEW), max_size=7)
+
+
+@given(
+    before=st.lists(few_tiles, max_size=3),
+    after=st.lists(few_tiles, max_size=4),
+    rack=st.lists(st.sampled_from([tile.plain for tile in _FEW]), max_size=6),
+)
+@settings(max_examples=400)
+def test_conserves_says_what_check_conservation_finds(
+    before: list[list[Tile]], after: list[list[Tile]], rack: list[Tile]
+) -> None:
+    """A draft's quick check answers as the full one: nothing wrong exactly when it finds no
+    violation (``save_draft`` asks it first, and the full check only when it says no)."""
+    on_table, on_rack = tiles_of(before), Counter(rack)
+    found = check_conservation(on_table, tiles_of(after), on_rack)
+    assert conserves(on_table, after, on_rack) is (not found)
