@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import Schema, fields, validate
+from werkzeug.datastructures import Headers
 
 from service import game
 from service.api import apps, auth, backends
@@ -244,26 +245,51 @@ def events(match_id: str) -> dict[str, Any]:
     return {"events": referee().events(match_id, after=query["after"], limit=query["limit"])}
 
 
-class _NoContent(Response):
-    """An answer with no body, and so no ``Content-Type`` (Flask's default is text/html)."""
+class _Answer(Response):
+    """A move's answer, made as werkzeug's constructor makes it without going through it:
+    with a body, as ``Response(body, content_type=JSON)`` (``Content-Type``, then
+    ``Content-Length``, status 200); without one, a 204 with no header at all (no
+    ``Content-Type``: Flask's default is text/html); then ``headers`` added in order. The
+    same object (``tests/api/test_move_answers.py`` compares every attribute with the
+    constructor's), at a third of the constructor's cost: it sets each header by looking for
+    it first, and works the status out from the number (24,000 instructions a draft's answer
+    against 8,000)."""
 
     default_mimetype = None
+
+    def __init__(self, body: bytes | None, *headers: tuple[str, str]) -> None:
+        self.headers = listed = Headers()
+        if body is None:
+            self._status, self._status_code = "204 NO CONTENT", 204
+            self.response: Any = []
+        else:
+            listed.add("Content-Type", JSON)
+            listed.add("Content-Length", str(len(body)))
+            self._status, self._status_code = "200 OK", 200
+            self.response = [body]
+        for name, value in headers:
+            listed.add(name, value)
+        self.direct_passthrough = False
+        self._on_close: list[Callable[[], Any]] = []
+
+
+_MINIMAL = ("Preference-Applied", "return=minimal")
+_REPLAYED = ("Idempotent-Replayed", "true")
 
 
 def _moved(moved: Moved, environ: auth.Environ | None = None) -> Response:
     """The answer to a move: the match as the mover sees it, or none (``return=minimal``).
 
     Written as ``jsonify`` writes it (orjson, a final newline, ``application/json``), without
-    the app's proxy and the provider's arguments; its headers added to the fresh answer, not
-    set (setting one looks for it first): 9,000 instructions fewer on every move's answer
-    (``bench/instructions.py``)."""
+    the app's proxy and the provider's arguments, as an :class:`_Answer` with its headers
+    (9,000 instructions fewer on every move's answer than ``jsonify``, ``bench/instructions.py``,
+    and 16,000 fewer than the constructor's)."""
+    tag = ("ETag", etag(moved.version))
     if auth.prefers_minimal(environ):  # no view is made (docs/CLIENTS.md, "4. Acting")
-        response: Response = _NoContent(status=204)
-        response.headers.add("Preference-Applied", "return=minimal")
-    else:
-        body = dumps({"match": moved.view, "drawn": list(moved.drawn)})
-        response = Response(body + b"\n", content_type=JSON)
-    response.headers.add("ETag", etag(moved.version))
+        if moved.replayed:
+            return _Answer(None, _MINIMAL, tag, _REPLAYED)
+        return _Answer(None, _MINIMAL, tag)
+    body = dumps({"match": moved.view, "drawn": list(moved.drawn)}) + b"\n"
     if moved.replayed:
-        response.headers.add("Idempotent-Replayed", "true")
-    return response
+        return _Answer(body, tag, _REPLAYED)
+    return _Answer(body, tag)
