@@ -2,24 +2,25 @@
 script's keys and arguments (:func:`commit_keys`, :func:`commit_argv`).
 
 ``COMMIT`` KEYS: state, events, deadlines, the shard's ``expiry`` (see
-:mod:`service.store.listing`), the seat's receipts (the state key when there is none), then,
-for a match an app owns (never for an anonymous one, whose listings are not touched), the
-shard's listing ``ix`` and ``sum`` and the listing index keys the match belongs in. ARGV: 1 the
-header, one argument of nine fields each ended by a newline but the last (:func:`commit_argv`):
-the clock the change was computed at, moved on by the time the worker held it before sending
-(:func:`with_clock`; '' not to check; how far off it may be, :data:`CLOCK_TOLERANCE`, is
-written in the script), the version it replaces ('' for a new match), the new version, the
-commit id, the match's TTL (0: none), the next deadline ('' for none; '=' the one the version
-it replaces had, which that version's commit indexed), the match id, the number of events and
-when the match expires ('' never); 2 the state JSON, 3 the receipt ('' for none: the receipts'
-TTL, a newline, the Idempotency-Key, a newline, the receipt sealed by
-:func:`service.store.archive.seal`), then (version, event JSON) pairs, then the listing item
+:mod:`service.store.listing`), the seat's receipts (the state key when there is none; left out
+for an anonymous match with none), then, for a match an app owns (never for an anonymous one,
+whose listings are not touched), the shard's listing ``ix`` and ``sum`` and the listing index
+keys the match belongs in. ARGV: 1 the header, one argument of nine fields each ended by a
+newline but the last (:func:`commit_argv`): the clock the change was computed at, moved on by
+the time the worker held it before sending (:func:`with_clock`; '' not to check; how far off it
+may be, :data:`CLOCK_TOLERANCE`, is written in the script), the version it replaces ('' for a
+new match), the new version, the commit id, the match's TTL (0: none), the next deadline ('' for
+none; '=' the one the version it replaces had, which that version's commit indexed), the match
+id, the number of events and when the match expires ('' never); 2 the state JSON, 3 the receipt
+('' for none: the receipts' TTL, a newline, the Idempotency-Key, a newline, the receipt sealed
+by :func:`service.store.archive.seal`), then (version, event JSON) pairs, then the listing item
 ('' for an anonymous match) and each index key's score, then the app's notifications
-(:data:`service.store.outbox.NOTIFY_LUA`, written in the same step). Every argument costs Redis
-about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and the worker about
-1,100 to pack (hiredis): constants are written in the script, and the short fields go as one
-header that the script splits with one ``string.match`` (the values it writes are the same
-strings, so what Redis stores and appends to its AOF is the same).
+(:data:`service.store.outbox.NOTIFY_LUA`, written in the same step): for an anonymous match,
+which has neither, nothing after the events (the script reads what is missing as ''). Every
+argument costs Redis about 1,300 instructions (parsed, then made a Lua string in ``ARGV``) and
+the worker about 1,100 to pack (hiredis): constants are written in the script, and the short
+fields go as one header that the script splits with one ``string.match`` (the values it writes
+are the same strings, so what Redis stores and appends to its AOF is the same).
 Answers:
 
 - ``{'ok'}`` applied; ``{'done'}`` this very commit ran before (its answer was lost);
@@ -127,7 +128,7 @@ for i = 8, #KEYS do
   index_keys[#index_keys + 1] = KEYS[i]
   scores[#scores + 1] = ARGV[at + 1 + (i - 8)]
 end
-index_match(id, KEYS[6], KEYS[7], KEYS[4], ARGV[at], expires_at, index_keys, scores)
+index_match(id, KEYS[6], KEYS[7], KEYS[4], ARGV[at] or '', expires_at, index_keys, scores)
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2], 'c', commit)
 for i = 0, events - 1 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[4 + 2 * i], 'e', ARGV[5 + 2 * i], 'c', commit)
@@ -168,12 +169,14 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now), 
 
 def commit_keys(change: Change, keys: Keys, listed: Indexed) -> list[str]:
     """The KEYS of :data:`COMMIT` for ``change`` of the match of ``keys``."""
-    receipt = keys.state  # never read or written without a receipt (ARGV 5 is then '')
-    if change.receipt is not None:
-        receipt = keys.receipts(change.receipt[0])
     ix, summary, expiry = keys.listing
     if not listed.item:  # an anonymous match: no listing key is read or written (2 keys fewer)
-        return [keys.state, keys.events, keys.deadlines, expiry, receipt]
+        if change.receipt is None:  # nor the receipts, never read or written without one
+            return [keys.state, keys.events, keys.deadlines, expiry]
+        return [keys.state, keys.events, keys.deadlines, expiry, keys.receipts(change.receipt[0])]
+    receipt = keys.state  # a place: never read or written without a receipt (ARGV 3 is '')
+    if change.receipt is not None:
+        receipt = keys.receipts(change.receipt[0])
     return [keys.state, keys.events, keys.deadlines, expiry, receipt, ix, summary, *listed.keys]
 
 
@@ -215,9 +218,11 @@ def commit_argv(
     ]
     for event in change.events:
         argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
-    argv.append(listed.item)
-    argv += [jsoncodec.number(score) for score in listed.scores]
-    argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
+    notify = notify_args(notices_of(match, change.events, change.now), keys.tag)
+    if listed.item or notify != [""]:  # else an anonymous match: no listing, no app to notify
+        argv.append(listed.item)
+        argv += [jsoncodec.number(score) for score in listed.scores]
+        argv += notify
     return argv
 
 

@@ -137,7 +137,8 @@ def test_a_draft_on_an_anonymous_match_runs_only_the_commands_it_writes_with(
 
 def test_a_commit_names_the_listing_keys_only_for_a_match_an_app_owns(referee: Referee) -> None:
     """Each key is an argument Redis makes a Lua string of (about 1,300 instructions): an
-    anonymous match's commit names none of the listings' keys, which its script never touches."""
+    anonymous match's commit names none of the listings' keys, which its script never touches,
+    nor the seat's receipts when it keeps none."""
     match_id, _ = set_up(referee)
     loaded = referee.store.load(match_id)
     assert loaded is not None
@@ -146,7 +147,11 @@ def test_a_commit_names_the_listing_keys_only_for_a_match_an_app_owns(referee: R
     anonymous = Change(None, loaded.match, loaded.seats, (), loaded.now)
     listed = indexed(loaded.match, tag=keys.tag, updated_at=loaded.now, expires_at=None)
     named = commit_keys(anonymous, keys, listed)
-    assert named == [keys.state, keys.events, keys.deadlines, expiry, keys.state]
+    assert named == [keys.state, keys.events, keys.deadlines, expiry]  # no receipt either
+    receipt: Any = (1, "k", None)  # only its seat is read here
+    with_receipt = Change(None, loaded.match, loaded.seats, (), loaded.now, receipt=receipt)
+    named = commit_keys(with_receipt, keys, listed)
+    assert named == [keys.state, keys.events, keys.deadlines, expiry, keys.receipts(1)]
     owned = replace(loaded.match, owner="app-1")
     listed = indexed(owned, tag=keys.tag, updated_at=loaded.now, expires_at=None)
     named = commit_keys(Change(None, owned, loaded.seats, (), loaded.now), keys, listed)
@@ -170,10 +175,9 @@ def test_a_commits_short_fields_go_as_one_header_and_are_written_as_sent(
     ttl = referee.store.ttl_of(change.match)
     listed = indexed(change.match, tag=keys.tag, updated_at=change.now, expires_at=change.now + ttl)
     argv = commit_argv(change, keys, ttl=ttl, receipts_ttl=60, listed=listed)
-    # the header, the state, no receipt, the event's version and JSON, no listing, no app
-    assert len(argv) == 7 and argv[2:] == [
-        "", str(change.match.version), argv[4], listed.item, "",
-    ]  # fmt: skip
+    # the header, the state, no receipt, the event's version and JSON; an anonymous match
+    # has no listing item nor app to notify: nothing after the events
+    assert len(argv) == 5 and argv[2:4] == ["", str(change.match.version)]
     _, before, version, commit_id, sent_ttl, _, sent_id, events, expires = argv[0].split("\n")
     assert (before, version, commit_id, sent_id, events) == (
         str(change.before), str(change.match.version), change.commit_id, match_id, "1",
