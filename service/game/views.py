@@ -32,6 +32,10 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
     is being played (``turn_deadline`` also without a time limit); ``last_outcome`` is
     the last finished game's result; ``winner`` is the match winner once finished.
     """
+    return _public(match, now)
+
+
+def _public(match: Match, now: float) -> dict[str, Any]:
     playing = match.status is Status.PLAYING
     view: dict[str, Any] = {
         "id": match.id,
@@ -53,7 +57,7 @@ def public_view(match: Match, *, now: float) -> dict[str, Any]:
         "winner": match.winner,
         "rematch_id": match.rematch_id,
     }
-    banks = time_left(match, now=now)
+    banks = time_left(match, now=now) if match.banks else None  # None: a per-turn clock
     if banks is not None:
         for seat, shown in enumerate(view["players"]):
             shown["time_left"] = round(banks[seat], 3)
@@ -68,8 +72,10 @@ def private_view(match: Match, seat: int, *, now: float) -> dict[str, Any]:
     Raises :class:`UnknownSeat` for a seat the match does not have.
     """
     require_seat(match, seat)
-    rack = list(_rack_codes(match.players[seat].rack))
-    return {**public_view(match, now=now), "seat": seat, "rack": rack}
+    view = _public(match, now)  # the public view's keys, then these two (not a copy of it)
+    view["seat"] = seat
+    view["rack"] = list(_rack_codes(match.players[seat].rack))
+    return view
 
 
 def _players_shown_of(players: tuple[Player, ...]) -> tuple[dict[str, Any], ...]:
