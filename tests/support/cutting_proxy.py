@@ -101,10 +101,10 @@ class CuttingProxy:
             except OSError:
                 data = b""
             if not data or armed.is_set():
+                if data:  # told before the client can see its connection closed
+                    self.cut.set()
                 _close(client)
                 _close(server)
-                if data:
-                    self.cut.set()
                 return
             try:
                 client.sendall(data)
