@@ -11,6 +11,7 @@ from typing import Any
 from flask import request
 
 from service.api.connections import request_body
+from service.api.context import request_environ
 from service.api.errors import BadRequest
 from service.referee import NO_GUARDS, Guards, Idempotency
 
@@ -30,12 +31,12 @@ MAX_KEY_LENGTH = 128
 Environ = Mapping[str, Any]
 """The request's WSGI environ, which each reader here takes when the caller holds it: every
 ``request.environ`` goes through Flask's context proxy (three Python calls), and a move read it
-seven times (``environ`` None: read it through the proxy)."""
+seven times (``environ`` None: read it from Flask's context, ``service.api.context``)."""
 
 
 def bearer_token(environ: Environ | None = None) -> str | None:
     """Return the token of ``Authorization: Bearer <token>``, or ``None`` when absent."""
-    header: str = (request.environ if environ is None else environ).get(
+    header: str = (request_environ() if environ is None else environ).get(
         "HTTP_AUTHORIZATION", ""
     )  # what request.headers reads
     scheme, _, token = header.partition(" ")
@@ -60,7 +61,7 @@ def guards(environ: Environ | None = None) -> Guards:
     """Return what guards a move: its ``If-Match`` and ``Idempotency-Key`` (and check its
     ``Prefer``: a refusal must come before the move acts)."""
     if environ is None:
-        environ = request.environ
+        environ = request_environ()
     check_prefer(environ)
     if_matched, idempotent = if_match(environ), idempotency(environ)
     if if_matched is None and idempotent is None:
@@ -71,13 +72,13 @@ def guards(environ: Environ | None = None) -> Guards:
 def if_match(environ: Environ | None = None) -> int | None:
     """Return the version named by ``If-Match`` (``"12"``, ``W/"12"`` or ``12``)."""
     return _version(
-        "If-Match", (request.environ if environ is None else environ).get("HTTP_IF_MATCH")
+        "If-Match", (request_environ() if environ is None else environ).get("HTTP_IF_MATCH")
     )
 
 
 def if_none_match() -> int | None:
     """Return the version named by ``If-None-Match``; ``None`` for absent or ``*``."""
-    value = request.environ.get("HTTP_IF_NONE_MATCH")
+    value = request_environ().get("HTTP_IF_NONE_MATCH")
     if value is None or value.strip() == "*":
         return None
     return _version("If-None-Match", value)
@@ -91,7 +92,7 @@ def check_prefer(environ: Environ | None = None) -> None:
     """Raise :class:`BadRequest` (``bad-header``) for a ``Prefer`` header beyond what the
     contract states: over :data:`MAX_PREFER_LENGTH` characters, or other than printable
     ASCII and spaces. Checked before a move acts, so a refusal never follows a move applied."""
-    header = (request.environ if environ is None else environ).get("HTTP_PREFER")
+    header = (request_environ() if environ is None else environ).get("HTTP_PREFER")
     if header is None:
         return
     if len(header) > MAX_PREFER_LENGTH or _PREFER.fullmatch(header) is None:
@@ -107,7 +108,7 @@ def prefers_minimal(environ: Environ | None = None) -> bool:
     then a 204 with the version in its ``ETag``, without the view. Any other preference, or a
     ``Prefer`` this does not read, leaves the full answer (a preference may be ignored)."""
     # what request.headers reads, less the wrapping
-    header = (request.environ if environ is None else environ).get("HTTP_PREFER")
+    header = (request_environ() if environ is None else environ).get("HTTP_PREFER")
     if not isinstance(header, str):
         return False
     for preference in header.split(","):
@@ -119,7 +120,7 @@ def prefers_minimal(environ: Environ | None = None) -> bool:
 
 def idempotency(environ: Environ | None = None) -> Idempotency | None:
     """Return the ``Idempotency-Key`` with a fingerprint of the request it came with."""
-    key = (request.environ if environ is None else environ).get("HTTP_IDEMPOTENCY_KEY")
+    key = (request_environ() if environ is None else environ).get("HTTP_IDEMPOTENCY_KEY")
     if key is None:
         return None
     if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import current_app, request
 
+from service.api.context import request_environ
 from service.config import Settings
 from service.workers import slots
 from service.workers.serving import serving
@@ -176,7 +177,7 @@ def request_body(environ: Mapping[str, Any] | None = None) -> bytes:
     """The request's body: the bytes :class:`WholeBody` read, else read now by Flask (which
     answers 413 past ``MAX_CONTENT_LENGTH``); ``environ``, the request's when the caller holds
     it (else read through Flask's proxy)."""
-    body = (request.environ if environ is None else environ).get(WHOLE_BODY)
+    body = (request_environ() if environ is None else environ).get(WHOLE_BODY)
     if isinstance(body, bytes):
         return body
     return request.get_data(cache=True)

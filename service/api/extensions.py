@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app
-
+from service.api import context
 from service.referee import Referee
 from service.webhooks.registry import Webhooks
 
@@ -11,12 +10,12 @@ __all__ = ["referee", "webhooks"]
 
 
 def referee() -> Referee:
-    """The app's referee: the one service layer the views call."""
-    ref: Referee = current_app.extensions["referee"]
+    """The app's referee: the one service layer the views call (``service.api.context``)."""
+    ref: Referee = context.app().extensions["referee"]
     return ref
 
 
 def webhooks() -> Webhooks:
     """The apps' webhooks: the service layer the webhook views call."""
-    hooks: Webhooks = current_app.extensions["webhooks"]
+    hooks: Webhooks = context.app().extensions["webhooks"]
     return hooks

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, url_for
 from marshmallow import Schema, fields, validate
 from werkzeug.datastructures import Headers
 
 from service import game
 from service.api import apps, auth, backends
 from service.api.connections import waiting
+from service.api.context import request_environ
 from service.api.extensions import referee
 from service.api.jsonprovider import OrjsonProvider
 from service.api.parsing import load_body, load_query
@@ -180,7 +181,7 @@ def get_match(match_id: str) -> Response:
 @blueprint.post("/v1/matches/<match_id>/play")
 def play(match_id: str) -> Response:
     """Play the whole new table."""
-    environ = request.environ  # read once (service.api.auth.Environ)
+    environ = request_environ()  # read once (service.api.auth.Environ)
     table = load_body(table_body_schema, plain=plain_table_body, environ=environ)["table"]
     played = referee().play(
         match_id, auth.bearer_token(environ), table, guards=auth.guards(environ)
@@ -203,7 +204,7 @@ def pass_turn(match_id: str) -> Response:
 @blueprint.put("/v1/matches/<match_id>/draft")
 def put_draft(match_id: str) -> Response:
     """Share the work in progress."""
-    environ = request.environ  # read once (service.api.auth.Environ)
+    environ = request_environ()  # read once (service.api.auth.Environ)
     table = load_body(table_body_schema, plain=plain_table_body, environ=environ)["table"]
     token, guards = auth.bearer_token(environ), auth.guards(environ)
     return _moved(referee().save_draft(match_id, token, table, guards=guards), environ)

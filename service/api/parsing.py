@@ -13,6 +13,7 @@ from flask import request
 from marshmallow import EXCLUDE, Schema, ValidationError
 
 from service.api.connections import request_body
+from service.api.context import request_environ
 from service.api.errors import BadRequest, NotJson
 
 __all__ = ["MAX_DEPTH", "field_errors", "json_body", "load_body", "load_query"]
@@ -40,7 +41,7 @@ def load_body(
     the caller holds it (``service.api.auth.Environ``).
     """
     if environ is None:
-        environ = request.environ
+        environ = request_environ()
     raw = request_body(environ)
     if not raw:  # no body; whitespace alone is not JSON (a 400 like any malformed body)
         data: Any = {}
@@ -65,7 +66,7 @@ def load_body(
 def json_body(raw: bytes) -> Any:
     """The JSON value of ``raw``, a request's body, checked as :func:`load_body` checks it
     (415 unless JSON in UTF-8; 400 when malformed or too deep), for a body no schema loads."""
-    _require_json(raw, request.environ)
+    _require_json(raw, request_environ())
     data = _parse(raw)
     _require_shallow(data, raw)
     return data
