@@ -67,8 +67,12 @@ WAYS = 8  # slots a bucket (8 KiB: two pages)
 # written (the row's count of writes, 0 for a slot never written: which was written longest ago)
 _HEADER = struct.Struct("<QqII32sQ")
 _SEQUENCE = struct.Struct("<Q")
+_SEQUENCE_VERSION = struct.Struct("<Qq")
+_STAMP = struct.Struct("<Q")
+_STAMP_AT = _HEADER.size - _STAMP.size
 _NAME_AT = 24  # where a slot's match id starts (after sequence, version, length and CRC)
 _NAME_BYTES = 32
+_NO_NAME = bytes(_NAME_BYTES)  # the id of a slot never written
 HEADER_BYTES = _HEADER.size  # a slot's state starts here
 _LARGEST = SLOT_BYTES - HEADER_BYTES
 _COMPRESSED = 1 << 31  # in the length: the state is kept compressed (zlib)
@@ -170,39 +174,40 @@ class StateTable(WorkerRows):
     def _slot_to_write(self, row: int, match_id: str, name: bytes) -> int:
         """Where ``row`` keeps ``match_id``: the slot of its bucket that holds it, else one
         never written, else one whose match another row holds at a newer version, else the
-        one written longest ago."""
+        one written longest ago. The slots' match ids are compared as slices; a header is
+        read only where it decides."""
         memory = self._memory
         padded = name.ljust(_NAME_BYTES, b"\0")
         first = self._bucket(match_id)
         base = self._at(row, first)
-        ways = range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES)
-        for at in ways:
-            if memory[at + _NAME_AT : at + _NAME_AT + _NAME_BYTES] == padded:
+        slots: dict[bytes, int] = {}  # the match id each slot holds (padded) -> where
+        for at in range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES):
+            held = memory[at + _NAME_AT : at + _NAME_AT + _NAME_BYTES]
+            if held == padded:
                 return at
-        held: list[tuple[int, int, bytes, int]] = []  # when written, where, which match, version
-        for at in ways:
-            _, version, _, _, slot_name, stamp = _HEADER.unpack_from(memory, at)
-            if stamp == 0:
-                return at  # never written since the row was emptied
-            held.append((stamp, at, slot_name.rstrip(b"\0"), version))
-        newer = self._newest_elsewhere(row, first)
-        superseded = [slot for slot in held if newer.get(slot[2], -1) > slot[3]]
-        return min(superseded or held)[1]
-
-    def _newest_elsewhere(self, row: int, bucket: int) -> dict[bytes, int]:
-        """The newest version of each match the other rows in use hold in ``bucket``."""
-        memory, in_use = self._memory, self._in_use
-        newest: dict[bytes, int] = {}
+            slots.setdefault(held, at)  # the first of the slots never written
+        never = slots.get(_NO_NAME)
+        if never is not None:
+            return never  # never written since the row was emptied
+        superseded = []
+        in_use = self._in_use
         for other in range(self.rows):
             if other == row or not in_use[other]:
                 continue
-            base = self._at(other, bucket)
-            for at in range(base, base + WAYS * SLOT_BYTES, SLOT_BYTES):
-                sequence, version, _, _, slot_name, _ = _HEADER.unpack_from(memory, at)
-                if sequence % 2 == 0:
-                    slot_name = slot_name.rstrip(b"\0")
-                    newest[slot_name] = max(version, newest.get(slot_name, -1))
-        return newest
+            other_base = self._at(other, first)
+            for at in range(other_base, other_base + WAYS * SLOT_BYTES, SLOT_BYTES):
+                mine = slots.get(memory[at + _NAME_AT : at + _NAME_AT + _NAME_BYTES])
+                if mine is None:
+                    continue
+                sequence, version = _SEQUENCE_VERSION.unpack_from(memory, at)
+                if sequence % 2 == 0 and version > _SEQUENCE_VERSION.unpack_from(memory, mine)[1]:
+                    superseded.append(mine)
+        return min(superseded or slots.values(), key=self._stamp)
+
+    def _stamp(self, at: int) -> int:
+        """When the slot at ``at`` was written (its row's count of writes)."""
+        stamp: int = _STAMP.unpack_from(self._memory, at + _STAMP_AT)[0]
+        return stamp
 
     @staticmethod
     def _bucket(match_id: str) -> int:
