@@ -34,6 +34,10 @@ def shard_tag(shard: int) -> str:
     return "{s" + str(shard) + "}"
 
 
+_TAGS = tuple(shard_tag(shard) for shard in range(SHARDS))  # a match's tag: one index, no call
+_crc32 = zlib.crc32
+
+
 def tag_of(match_id: str) -> str:
     """The hash tag of the shard of ``match_id``."""
     return Keys(match_id).tag
@@ -47,7 +51,7 @@ class Keys:
     __slots__ = ("deadlines", "events", "match_id", "state", "tag")
 
     def __init__(self, match_id: str) -> None:
-        tag = shard_tag(zlib.crc32(match_id.encode("utf-8", "surrogatepass")) % SHARDS)
+        tag = _TAGS[_crc32(match_id.encode("utf-8", "surrogatepass")) % SHARDS]
         self.match_id = match_id
         self.tag = tag  # the hash tag of the match's shard
         self.state = f"{tag}:{match_id}:state"

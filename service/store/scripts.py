@@ -169,11 +169,12 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.6f', now), 
 
 def commit_keys(change: Change, keys: Keys, listed: Indexed) -> list[str]:
     """The KEYS of :data:`COMMIT` for ``change`` of the match of ``keys``."""
-    ix, summary, expiry = keys.listing
     if not listed.item:  # an anonymous match: no listing key is read or written (2 keys fewer)
+        expiry = keys.tag + ":expiry"  # as keys.listing names it, without the other two
         if change.receipt is None:  # nor the receipts, never read or written without one
             return [keys.state, keys.events, keys.deadlines, expiry]
         return [keys.state, keys.events, keys.deadlines, expiry, keys.receipts(change.receipt[0])]
+    ix, summary, expiry = keys.listing
     receipt = keys.state  # a place: never read or written without a receipt (ARGV 3 is '')
     if change.receipt is not None:
         receipt = keys.receipts(change.receipt[0])
@@ -245,10 +246,13 @@ def receipt_of(raw: str) -> Receipt:
     return Receipt(kept["f"], int(kept["v"]), tuple(kept["d"]), kept["view"])
 
 
+_PLAYING = game.Status.PLAYING  # read on every commit, twice
+
+
 def _next_due(match: Match) -> float | None:
     """When the sweeper should next look at ``match`` (None: never), on the server's clock
     (a test-mode match whose clock was advanced runs ``clock_offset`` seconds ahead of it)."""
-    if match.status is not game.Status.PLAYING:
+    if match.status is not _PLAYING:
         return None
     due = match.turn_started if match.players[match.current_seat].bot else match.turn_deadline
     return None if due is None else due - match.clock_offset
