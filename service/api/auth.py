@@ -62,6 +62,12 @@ def guards(environ: Environ | None = None) -> Guards:
     ``Prefer``: a refusal must come before the move acts)."""
     if environ is None:
         environ = request_environ()
+    if (  # none of them sent (nearly every move): nothing to read
+        "HTTP_IF_MATCH" not in environ
+        and "HTTP_IDEMPOTENCY_KEY" not in environ
+        and "HTTP_PREFER" not in environ
+    ):
+        return NO_GUARDS
     check_prefer(environ)
     if_matched, idempotent = if_match(environ), idempotency(environ)
     if if_matched is None and idempotent is None:

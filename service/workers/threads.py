@@ -103,14 +103,26 @@ class _Deadline:
         self.timer: Any = None
 
     def __enter__(self) -> None:
-        import gevent
-
-        self.timer = timer = gevent.get_hub().loop.timer(self.seconds)
+        hub, current = _GEVENT or _gevent()
+        self.timer = timer = hub().loop.timer(self.seconds)
         # the loop's time updated first, so that the deadline is not passed early
-        timer.start(gevent.getcurrent().throw, TimeoutError, update=True)
+        timer.start(current().throw, TimeoutError, update=True)
 
     def __exit__(self, *exc_info: object) -> None:
         self.timer.close()
+
+
+_GEVENT: tuple[Callable[[], Any], Callable[[], Any]] | None = None
+
+
+def _gevent() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """gevent's ``get_hub`` and ``getcurrent``, imported once (not at every deadline: an
+    ``import`` statement looks the module up and asks whether it is being imported)."""
+    global _GEVENT
+    from gevent import get_hub, getcurrent
+
+    _GEVENT = (get_hub, getcurrent)
+    return _GEVENT
 
 
 def when_closed(
