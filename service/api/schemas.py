@@ -21,6 +21,7 @@ from service.game.scenarios import SCENARIOS
 from service.record import MAX_TURNS as MAX_RECORD_TURNS
 from service.rules import (
     FAILED_TURN_PENALTIES,
+    PLAIN_TILES,
     PRESET_PLAYERS,
     Clock,
     ClockType,
@@ -228,6 +229,11 @@ def plain_table_body(data: Any) -> dict[str, Any] | None:
     for codes in table:
         if type(codes) is not list or len(codes) > MAX_SET_TILES:
             return None
+        try:  # the plain codes looked up at once (a JSON value that is not a string is no key)
+            sets.append([PLAIN_TILES[code] for code in codes])
+            continue
+        except (KeyError, TypeError):  # a named joker, or not a tile code
+            pass
         tiles = []
         for code in codes:
             if type(code) is not str:

@@ -41,6 +41,7 @@ from service.rules.sets import (
 from service.rules.tiles import (
     COLOURS,
     JOKER,
+    PLAIN_TILES,
     Colour,
     InvalidTileCode,
     Tile,
@@ -78,6 +79,7 @@ __all__ = [
     "rules_with",
     "FAILED_TURN_PENALTIES",
     "JOKER",
+    "PLAIN_TILES",
     "Colour",
     "FirstPlayerJoker",
     "IllegalTurn",

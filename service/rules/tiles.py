@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
 __all__ = [
     "COLOURS",
     "JOKER",
+    "PLAIN_TILES",
     "Colour",
     "InvalidTileCode",
     "Tile",
@@ -203,3 +204,6 @@ def codes_of(tiles: Iterable[Tile]) -> list[str]:
 _PLAIN: dict[str, Tile] = {
     tile.code: _parse(tile.code) for tile in full_set(TileSet.XP)
 }  # every plain code (and "J"), as Tile.parse makes it
+PLAIN_TILES: Mapping[str, Tile] = _PLAIN
+"""Every plain code (and ``"J"``) and its tile, as :meth:`Tile.parse` makes it (not a named
+joker's ``"J=R1"``): a body's codes looked up at once (read only)."""
