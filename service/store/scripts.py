@@ -219,11 +219,10 @@ def commit_argv(
     ]
     for event in change.events:
         argv += [str(event.version), jsoncodec.dumps(game.event_to_dict(event))]
-    notify = notify_args(notices_of(match, change.events, change.now), keys.tag)
-    if listed.item or notify != [""]:  # else an anonymous match: no listing, no app to notify
+    if listed.item:  # a match an app owns (an anonymous one has no listing and no app to notify)
         argv.append(listed.item)
         argv += [jsoncodec.number(score) for score in listed.scores]
-        argv += notify
+        argv += notify_args(notices_of(match, change.events, change.now), keys.tag)
     return argv
 
 
