@@ -432,7 +432,7 @@ class Referee:
         return moved(
             transition.match.version,
             partial(game.private_view, transition.match, seat, now=now),
-            tuple(tile.code for tile in transition.drawn),
+            tuple(tile.code for tile in transition.drawn) if transition.drawn else (),
             False,
         )
 
