@@ -38,9 +38,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Flask
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import Map, MapAdapter, RequestRedirect, Rule, UnicodeConverter
+
+from service.api.context import Serving
 
 __all__ = ["REMEMBERED", "RememberedRoutes", "RoutedOnce"]
 
@@ -215,7 +216,8 @@ class _Remembering(MapAdapter):
         return (rule if return_rule else rule.endpoint), values
 
 
-class RoutedOnce(Flask):
-    """The app's Flask: its URL map is a :class:`RememberedRoutes`."""
+class RoutedOnce(Serving):
+    """The app's Flask: its URL map is a :class:`RememberedRoutes` (and it keeps the app and
+    the request at hand while it serves it, ``service.api.context.Serving``)."""
 
     url_map_class = RememberedRoutes
