@@ -125,9 +125,11 @@ stop: ## stop what `make run` started
 
 # --- checks ----------------------------------------------------------------------------------
 
-lint: install ## ruff check
+lint: install ## ruff check, and ruff format --check (make format fixes what it finds)
 	@echo "==> ruff check $(LINT_DIRS)"
 	@$(VENV)/bin/ruff check $(LINT_DIRS)
+	@echo "==> ruff format --check $(LINT_DIRS)"
+	@$(VENV)/bin/ruff format --check $(LINT_DIRS)
 
 format: install ## ruff format, then ruff check --fix (rewrites files)
 	@$(VENV)/bin/ruff format $(LINT_DIRS)

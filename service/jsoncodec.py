@@ -48,4 +48,3 @@ def number(value: float) -> str:
     if value - value == 0:  # finite: inf - inf and nan - nan are nan
         return orjson.dumps(value).decode()
     return repr(value)
-

@@ -282,4 +282,3 @@ def test_a_view_changed_by_its_caller_changes_no_later_one() -> None:
     assert later["players"][0]["name"] == "Ann" and later["rack"] == ["R10", "R11", "R12", "K1"]
     assert all("ref" not in shown for shown in later["players"])
     assert public_view(match, now=LATER)["players"] == later["players"]
-
