@@ -290,7 +290,16 @@ class Transition:
 
     def then(self, step: Callable[[Match], Transition]) -> Transition:
         """Apply ``step`` to the new match and return both transitions as one."""
-        following = step(self.match)
+        return self.joined(step(self.match))
+
+    def joined(self, following: Transition) -> Transition:
+        """This transition and ``following``, made from its new match, as one: either of
+        them alone when the other did nothing (nearly every move: no time owed before it, and
+        nothing it leaves owed), with no new transition made."""
+        if not self.events and not self.drawn:
+            return following
+        if not following.events and not following.drawn and following.match is self.match:
+            return self
         return made_transition(
             following.match, self.events + following.events, self.drawn + following.drawn
         )

@@ -13,7 +13,6 @@ from typing import Any
 
 from service import game
 from service.game import EventType, Match, PlayerSpec, Setup, Status, Transition
-from service.game.state import made_transition
 from service.referee.answers import NO_GUARDS, Created, Guards, Moved, Rematched, moved
 from service.referee.commits import Reload, change_of, game_now, retrying
 from service.referee.errors import (
@@ -404,10 +403,8 @@ class Referee:
             guards.require_version(loaded.match.version)
             settled = self._advance(loaded.match, now, False)
             guards.require_version(settled.match.version, moved=bool(settled.events))
-            if settled.events:  # time moved the match on first: that, then the move
-                transition = settled.then(lambda m: self._apply(action, m, seat, now))
-            else:  # nothing owed (nearly every move): the move's transition alone
-                transition = self._apply(action, settled.match, seat, now)
+            # what time moved the match on first (nearly always nothing), then the move
+            transition = settled.joined(self._apply(action, settled.match, seat, now))
         except (game.GameError, IllegalTurn, StaleVersion):
             if not loaded.fresh:  # judged on a cached copy: judge again on a fresh one
                 raise Reload from None
@@ -458,12 +455,9 @@ class Referee:
 
     def _apply(self, action: Action, match: Match, seat: int, now: float) -> Transition:
         """The move, then what it leaves owed (``acted.then(advance)``, without a function made
-        for it, and the move's own transition when nothing was owed)."""
+        for it)."""
         acted = action(match, seat, now)
-        owed = self._advance(acted.match, now, True)
-        if not owed.events and not owed.drawn and owed.match is acted.match:
-            return acted
-        return made_transition(owed.match, acted.events + owed.events, acted.drawn + owed.drawn)
+        return acted.joined(self._advance(acted.match, now, True))
 
     def _change(self, match_id: str, decide: Decision) -> Loaded:
         """Load the settled match, ``decide`` the transition and seat digests, commit them
