@@ -48,8 +48,7 @@ def load_body(
     else:
         _require_json(raw, environ)
         data = _parse(raw)
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # else it cannot nest that deep
-            _require_shallow(data, raw)
+        _require_shallow(data, raw)
     if plain is not None:
         loaded = plain(data)
         if loaded is not None:
