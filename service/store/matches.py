@@ -288,23 +288,25 @@ class MatchStore:
         clock = (change.now, change.read_at) if change.check_clock and change.read_at else None
         node = self._node(keys.state)
         sent_at = self.breakers.check(node)
-        sends, attempt = COMMIT_SENDS, 0
-        while attempt < sends:
+        attempt = unanswered = 0  # sends made; those that got no answer (the one below aside)
+        kept_resent = False
+        while unanswered < COMMIT_SENDS:
             try:
                 answer, replicated = self._send(
                     script_keys, argv, keys, first=attempt == 0, clock=clock
                 )
             except _NO_ANSWER as error:
                 attempt += 1
-                if isinstance(error, KeptConnectionClosed) and sends == COMMIT_SENDS:
+                if isinstance(error, KeptConnectionClosed) and not kept_resent:
                     # The connection the commits kept was found closed before any answer:
                     # Redis closed it while it was kept (a restart), or after running this
                     # commit. Sent again at once on a connection the pool checks, as the same
                     # commit (recognised if it ran), once, not counted as a send and not
                     # tripping the breaker: what checking the kept connection before every
                     # round trip did, without its cost (service/store/commitlink.py).
-                    sends += 1
+                    kept_resent = True
                     continue
+                unanswered += 1
                 # Sent, and maybe run: only the same commit may go again (the script
                 # recognises it), never a new one computed on top of it; and only after a
                 # dropped connection, not a timeout (a frozen Redis would be waited for twice).
@@ -312,7 +314,7 @@ class MatchStore:
                 log.warning("commit to %s got no answer: %s", keys.state, type(error).__name__)
                 if not isinstance(error, RedisConnectionError):
                     break
-                time.sleep(0.02 * (attempt - (sends - COMMIT_SENDS)))  # 0.02 s, then 0.04
+                time.sleep(0.02 * unanswered)  # 0.02 s, then 0.04
                 sent_at = time.monotonic()
                 continue
             except _FAILURES as error:
